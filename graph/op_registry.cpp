@@ -1,0 +1,146 @@
+// The op schema table: arity from op_kinds.def, attributes with types and
+// defaults, and the shape-inference rule of every op.
+#include "graph/op_registry.h"
+
+
+#include "graph/shape_rules.h"
+
+namespace canary::graph {
+namespace {
+
+using Attrs = std::vector<AttrSpec>;
+
+// An attribute with a default value.
+AttrSpec opt(std::string_view name, AttrType type, AttrValue def) {
+  return AttrSpec{name, type, std::move(def), false};
+}
+
+// An optional attribute without a default (absent unless given).
+AttrSpec absent(std::string_view name, AttrType type) { return AttrSpec{name, type, std::nullopt, false}; }
+
+// A required attribute.
+AttrSpec req(std::string_view name, AttrType type) { return AttrSpec{name, type, std::nullopt, true}; }
+
+using I = std::int64_t;
+
+// The attributes of an op.
+Attrs attrs_of(OpKind op) {
+  switch (op) {
+    case OpKind::Gelu: return {opt("approximate", AttrType::String, std::string("none"))};
+    case OpKind::Gemm:
+      return {opt("alpha", AttrType::Float, 1.0), opt("beta", AttrType::Float, 1.0),
+              opt("transA", AttrType::Int, I{0}), opt("transB", AttrType::Int, I{0})};
+    case OpKind::Conv:
+      return {absent("kernel_shape", AttrType::Ints), absent("strides", AttrType::Ints),
+              absent("pads", AttrType::Ints),         absent("dilations", AttrType::Ints),
+              opt("group", AttrType::Int, I{1}),      opt("auto_pad", AttrType::String, std::string("NOTSET"))};
+    case OpKind::ReduceSum:
+      return {opt("keepdims", AttrType::Int, I{1}), opt("noop_with_empty_axes", AttrType::Int, I{0})};
+    case OpKind::ReduceMean:
+    case OpKind::ReduceMax: return {absent("axes", AttrType::Ints), opt("keepdims", AttrType::Int, I{1})};
+    case OpKind::Softmax: return {opt("axis", AttrType::Int, I{-1})};
+    case OpKind::LayerNormalization:
+      return {opt("axis", AttrType::Int, I{-1}), opt("epsilon", AttrType::Float, 1e-5),
+              opt("stash_type", AttrType::Int, I{1})};
+    case OpKind::Reshape: return {opt("allowzero", AttrType::Int, I{0})};
+    case OpKind::Transpose: return {absent("perm", AttrType::Ints)};
+    case OpKind::Concat: return {req("axis", AttrType::Int)};
+    case OpKind::Gather: return {opt("axis", AttrType::Int, I{0})};
+    case OpKind::Shape: return {opt("start", AttrType::Int, I{0}), absent("end", AttrType::Int)};
+    case OpKind::Cast: return {req("to", AttrType::String)};
+    case OpKind::Flatten: return {opt("axis", AttrType::Int, I{1})};
+    case OpKind::LSTM:
+      // activations: comma-separated names ("Sigmoid,Tanh,Tanh"); AttrValue has no string list.
+      return {req("hidden_size", AttrType::Int),
+              opt("direction", AttrType::String, std::string("forward")),
+              opt("layout", AttrType::Int, I{0}),
+              absent("clip", AttrType::Float),
+              opt("input_forget", AttrType::Int, I{0}),
+              absent("activations", AttrType::String)};
+    case OpKind::Loop: return {req("body", AttrType::Graph)};
+    case OpKind::If: return {req("then_branch", AttrType::Graph), req("else_branch", AttrType::Graph)};
+    case OpKind::Scan:
+      return {req("body", AttrType::Graph),
+              req("num_scan_inputs", AttrType::Int),
+              absent("scan_input_directions", AttrType::Ints),
+              absent("scan_output_directions", AttrType::Ints),
+              absent("scan_input_axes", AttrType::Ints),
+              absent("scan_output_axes", AttrType::Ints)};
+    default: return {};
+  }
+}
+
+// The shape-inference rule of an op.
+InferFn infer_of(OpKind op) {
+  using namespace rules;
+  switch (op) {
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div: return infer_arithmetic;
+    case OpKind::Pow: return infer_pow;
+    case OpKind::Max:
+    case OpKind::Min: return infer_variadic;
+    case OpKind::Equal:
+    case OpKind::Less:
+    case OpKind::Greater: return infer_comparison;
+    case OpKind::Where: return infer_where;
+    case OpKind::Neg:
+    case OpKind::Abs:
+    case OpKind::Relu: return infer_unary_numeric;
+    case OpKind::Exp:
+    case OpKind::Log:
+    case OpKind::Sqrt:
+    case OpKind::Tanh:
+    case OpKind::Sigmoid:
+    case OpKind::Erf: return infer_unary_float;
+    case OpKind::Gelu: return infer_gelu;
+    case OpKind::Clip: return infer_clip;
+    case OpKind::MatMul: return infer_matmul;
+    case OpKind::Gemm: return infer_gemm;
+    case OpKind::Conv: return infer_conv;
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMean:
+    case OpKind::ReduceMax: return infer_reduce;
+    case OpKind::Softmax: return infer_softmax;
+    case OpKind::LayerNormalization: return infer_layer_norm;
+    case OpKind::Reshape: return infer_reshape;
+    case OpKind::Transpose: return infer_transpose;
+    case OpKind::Concat: return infer_concat;
+    case OpKind::Slice: return infer_slice;
+    case OpKind::Gather: return infer_gather;
+    case OpKind::Squeeze: return infer_squeeze;
+    case OpKind::Unsqueeze: return infer_unsqueeze;
+    case OpKind::Shape: return infer_shape;
+    case OpKind::Cast: return infer_cast;
+    case OpKind::Expand: return infer_expand;
+    case OpKind::Flatten: return infer_flatten;
+    case OpKind::Identity: return infer_identity;
+    case OpKind::LSTM: return infer_lstm;
+    case OpKind::Loop: return infer_loop;
+    case OpKind::If: return infer_if;
+    case OpKind::Scan: return infer_scan;
+  }
+  return nullptr;
+}
+
+// Builds the table once, indexed by OpKind.
+std::vector<OpSchema> build_table() {
+  std::vector<OpSchema> table;
+  table.reserve(kOpKindCount);
+#define X(kind, name, min_in, max_in, min_out, max_out)                                    \
+  table.push_back(OpSchema{OpKind::kind, name, min_in, max_in, min_out, max_out,           \
+                           attrs_of(OpKind::kind), infer_of(OpKind::kind)});
+#include "graph/op_kinds.def"
+#undef X
+  return table;
+}
+
+}  // namespace
+
+const OpSchema& op_schema(OpKind op) {
+  static const std::vector<OpSchema> table = build_table();
+  return table.at(static_cast<std::size_t>(op));
+}
+
+}  // namespace canary::graph

@@ -1,0 +1,67 @@
+// Shape-inference rules of every op (internal to canary_graph): the functions
+// the schema table in op_registry.cpp points at.
+#pragma once
+
+#include <string>
+
+#include "canary/error.h"
+#include "graph/op_registry.h"
+
+namespace canary::graph {
+
+// Throws Error(kind) whose message starts "node 'NAME' (Op): ".
+[[noreturn]] void fail_node(const Node& node, ErrorKind kind, const std::string& text);
+
+// Infers a subgraph whose structure verify_graph already checked (with its
+// enclosing scope): validation and shape inference of every node, in order.
+void infer_subgraph(Graph& graph);
+
+namespace rules {
+
+// shape_rules_elementwise.cpp
+void infer_arithmetic(InferContext& ctx);   // Add Sub Mul Div
+void infer_pow(InferContext& ctx);          // Pow
+void infer_variadic(InferContext& ctx);     // Max Min
+void infer_comparison(InferContext& ctx);   // Equal Less Greater
+void infer_where(InferContext& ctx);        // Where
+void infer_unary_float(InferContext& ctx);  // Exp Log Sqrt Tanh Sigmoid Erf
+void infer_unary_numeric(InferContext& ctx);  // Neg Abs Relu
+void infer_gelu(InferContext& ctx);
+void infer_clip(InferContext& ctx);
+
+// shape_rules_linear.cpp
+void infer_matmul(InferContext& ctx);
+void infer_gemm(InferContext& ctx);
+void infer_conv(InferContext& ctx);
+
+// shape_rules_reduce.cpp
+void infer_reduce(InferContext& ctx);  // ReduceSum ReduceMean ReduceMax
+void infer_softmax(InferContext& ctx);
+void infer_layer_norm(InferContext& ctx);
+
+// shape_rules_lstm.cpp
+void infer_lstm(InferContext& ctx);
+
+// shape_rules_tensor.cpp
+void infer_reshape(InferContext& ctx);
+void infer_expand(InferContext& ctx);
+void infer_transpose(InferContext& ctx);
+void infer_concat(InferContext& ctx);
+void infer_flatten(InferContext& ctx);
+void infer_identity(InferContext& ctx);
+void infer_cast(InferContext& ctx);
+void infer_shape(InferContext& ctx);
+
+// shape_rules_indexing.cpp
+void infer_slice(InferContext& ctx);
+void infer_gather(InferContext& ctx);
+void infer_squeeze(InferContext& ctx);
+void infer_unsqueeze(InferContext& ctx);
+
+// shape_rules_control.cpp
+void infer_loop(InferContext& ctx);
+void infer_if(InferContext& ctx);
+void infer_scan(InferContext& ctx);
+
+}  // namespace rules
+}  // namespace canary::graph

@@ -1,0 +1,310 @@
+// Reference elementwise kernels: unary, binary (NumPy broadcasting), where, clip,
+// and the shared broadcast_shapes helper. Values are computed in the element
+// type itself, so f64 tensors (the fp64 reference mode) run in double.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <type_traits>
+
+#include "canary/error.h"
+#include "kernels/reference.h"
+#include "kernels/reference/broadcast_index.h"
+#include "kernels/reference/element_dispatch.h"
+
+namespace canary::kernels {
+namespace {
+
+using detail::broadcast_strides;
+using detail::for_each_strided;
+
+// ONNX name of a unary op, for error messages.
+const char* unary_name(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: return "Neg";
+    case UnaryOp::Abs: return "Abs";
+    case UnaryOp::Exp: return "Exp";
+    case UnaryOp::Log: return "Log";
+    case UnaryOp::Sqrt: return "Sqrt";
+    case UnaryOp::Tanh: return "Tanh";
+    case UnaryOp::Sigmoid: return "Sigmoid";
+    case UnaryOp::Relu: return "Relu";
+    case UnaryOp::Gelu: return "Gelu";
+    case UnaryOp::GeluTanh: return "Gelu(tanh)";
+    case UnaryOp::Erf: return "Erf";
+  }
+  return "?";
+}
+
+// ONNX name of a binary op, for error messages.
+const char* binary_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return "Add";
+    case BinaryOp::Sub: return "Sub";
+    case BinaryOp::Mul: return "Mul";
+    case BinaryOp::Div: return "Div";
+    case BinaryOp::Pow: return "Pow";
+    case BinaryOp::Max: return "Max";
+    case BinaryOp::Min: return "Min";
+    case BinaryOp::Equal: return "Equal";
+    case BinaryOp::Less: return "Less";
+    case BinaryOp::Greater: return "Greater";
+  }
+  return "?";
+}
+
+// NumPy broadcast of two shapes; the Shape error names `what` and both shapes.
+Shape broadcast_two(const char* what, std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape out(rank, 1);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw Error(ErrorKind::Shape,
+                  std::string(what) + ": cannot broadcast " + shape_to_string(a) + " with " + shape_to_string(b));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// Integer ops wrap on overflow (two's complement) instead of invoking UB.
+template <typename T>
+T wrapping(T a, T b, BinaryOp op) {
+  using U = std::make_unsigned_t<T>;
+  const U ua = static_cast<U>(a), ub = static_cast<U>(b);
+  switch (op) {
+    case BinaryOp::Add: return static_cast<T>(ua + ub);
+    case BinaryOp::Sub: return static_cast<T>(ua - ub);
+    default: return static_cast<T>(ua * ub);
+  }
+}
+
+// Integer division truncating toward zero; division by zero is the caller's error.
+template <typename T>
+T integer_div(T a, T b) {
+  if (b == 0) throw Error(ErrorKind::Input, "Div: integer division by zero");
+  if (b == -1) return wrapping<T>(T{0}, a, BinaryOp::Sub);  // INT_MIN / -1 wraps
+  return a / b;
+}
+
+// Max/Min propagate NaN (as NumPy's maximum/minimum do).
+template <typename T>
+T max_of(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  return a < b ? b : a;
+}
+template <typename T>
+T min_of(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  return b < a ? b : a;
+}
+
+// Logistic function without overflow for large |x|.
+template <typename T>
+T sigmoid(T x) {
+  if (x >= 0) return T{1} / (T{1} + std::exp(-x));
+  const T e = std::exp(x);
+  return e / (T{1} + e);
+}
+
+// Exact GELU: 0.5 x (1 + erf(x / sqrt 2)).
+template <typename T>
+T gelu(T x) {
+  return T{0.5} * x * (T{1} + std::erf(x * static_cast<T>(1.0 / std::numbers::sqrt2)));
+}
+
+// Tanh-approximated GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+template <typename T>
+T gelu_tanh(T x) {
+  const T k = static_cast<T>(std::sqrt(2.0 / std::numbers::pi));
+  return T{0.5} * x * (T{1} + std::tanh(k * (x + static_cast<T>(0.044715) * x * x * x)));
+}
+
+// y[i] = f(x[i]) with y shaped like x.
+template <typename T, typename F>
+void map_unary(const Tensor& x, Tensor& y, F f) {
+  const T* px = x.data<T>();
+  y.reset(x.dtype(), x.shape());
+  T* py = y.data<T>();
+  const std::int64_t n = x.numel();
+  for (std::int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
+}
+
+// Unary ops defined for every numeric type.
+template <typename T>
+bool unary_integral(UnaryOp op, const Tensor& x, Tensor& y) {
+  switch (op) {
+    case UnaryOp::Neg:
+      if constexpr (std::is_integral_v<T>) map_unary<T>(x, y, [](T v) { return wrapping<T>(T{0}, v, BinaryOp::Sub); });
+      else map_unary<T>(x, y, [](T v) { return -v; });
+      return true;
+    case UnaryOp::Abs:
+      if constexpr (std::is_integral_v<T>) map_unary<T>(x, y, [](T v) { return v < 0 ? wrapping<T>(T{0}, v, BinaryOp::Sub) : v; });
+      else map_unary<T>(x, y, [](T v) { return std::abs(v); });
+      return true;
+    case UnaryOp::Relu: map_unary<T>(x, y, [](T v) { return v < 0 ? T{0} : v; }); return true;
+    default: return false;
+  }
+}
+
+// Unary ops defined for floating types only.
+template <typename T>
+void unary_float(UnaryOp op, const Tensor& x, Tensor& y) {
+  switch (op) {
+    case UnaryOp::Exp: map_unary<T>(x, y, [](T v) { return std::exp(v); }); return;
+    case UnaryOp::Log: map_unary<T>(x, y, [](T v) { return std::log(v); }); return;
+    case UnaryOp::Sqrt: map_unary<T>(x, y, [](T v) { return std::sqrt(v); }); return;
+    case UnaryOp::Tanh: map_unary<T>(x, y, [](T v) { return std::tanh(v); }); return;
+    case UnaryOp::Sigmoid: map_unary<T>(x, y, [](T v) { return sigmoid(v); }); return;
+    case UnaryOp::Gelu: map_unary<T>(x, y, [](T v) { return gelu(v); }); return;
+    case UnaryOp::GeluTanh: map_unary<T>(x, y, [](T v) { return gelu_tanh(v); }); return;
+    case UnaryOp::Erf: map_unary<T>(x, y, [](T v) { return std::erf(v); }); return;
+    default: return;
+  }
+}
+
+// y = f(a, b) with broadcasting; fast paths for equal shapes and a scalar side.
+// y must not be a or b (binary() copies through a temporary in that case).
+template <typename T, typename R, typename F>
+void map_binary(const char* name, const Tensor& a, const Tensor& b, Tensor& y, F f) {
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  const bool same = a.shape() == b.shape();
+  const bool a_scalar = !same && a.numel() == 1 && a.rank() <= b.rank();
+  const bool b_scalar = !same && !a_scalar && b.numel() == 1 && b.rank() <= a.rank();
+  if (same || a_scalar || b_scalar) {
+    const Tensor& big = a_scalar ? b : a;
+    y.reset(dtype_of<R>::value, big.shape());
+    R* py = y.data<R>();
+    const std::int64_t n = big.numel();
+    if (same) {
+      for (std::int64_t i = 0; i < n; ++i) py[i] = f(pa[i], pb[i]);
+    } else if (a_scalar) {
+      const T sa = pa[0];
+      for (std::int64_t i = 0; i < n; ++i) py[i] = f(sa, pb[i]);
+    } else {
+      const T sb = pb[0];
+      for (std::int64_t i = 0; i < n; ++i) py[i] = f(pa[i], sb);
+    }
+    return;
+  }
+  const Shape out = broadcast_two(name, a.shape(), b.shape());
+  const std::array<Shape, 2> strides{broadcast_strides(a.shape(), out.size()), broadcast_strides(b.shape(), out.size())};
+  y.reset(dtype_of<R>::value, out);
+  R* py = y.data<R>();
+  for_each_strided<2>(out, strides, {0, 0},
+                      [&](std::int64_t o, const std::array<std::int64_t, 2>& at) { py[o] = f(pa[at[0]], pb[at[1]]); });
+}
+
+// Arithmetic binary ops (same dtype in and out).
+template <typename T>
+void binary_arith(BinaryOp op, const char* name, const Tensor& a, const Tensor& b, Tensor& y) {
+  constexpr bool integral = std::is_integral_v<T>;
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+      if constexpr (integral) return map_binary<T, T>(name, a, b, y, [op](T u, T v) { return wrapping<T>(u, v, op); });
+      else if (op == BinaryOp::Add) return map_binary<T, T>(name, a, b, y, [](T u, T v) { return u + v; });
+      else if (op == BinaryOp::Sub) return map_binary<T, T>(name, a, b, y, [](T u, T v) { return u - v; });
+      else return map_binary<T, T>(name, a, b, y, [](T u, T v) { return u * v; });
+    case BinaryOp::Div:
+      if constexpr (integral) return map_binary<T, T>(name, a, b, y, [](T u, T v) { return integer_div<T>(u, v); });
+      else return map_binary<T, T>(name, a, b, y, [](T u, T v) { return u / v; });
+    case BinaryOp::Pow:
+      if constexpr (integral) detail::throw_unsupported_dtype(name, a.dtype());
+      else return map_binary<T, T>(name, a, b, y, [](T u, T v) { return std::pow(u, v); });
+    case BinaryOp::Max: return map_binary<T, T>(name, a, b, y, [](T u, T v) { return max_of(u, v); });
+    case BinaryOp::Min: return map_binary<T, T>(name, a, b, y, [](T u, T v) { return min_of(u, v); });
+    case BinaryOp::Equal: return map_binary<T, bool>(name, a, b, y, [](T u, T v) { return u == v; });
+    case BinaryOp::Less: return map_binary<T, bool>(name, a, b, y, [](T u, T v) { return u < v; });
+    case BinaryOp::Greater: return map_binary<T, bool>(name, a, b, y, [](T u, T v) { return u > v; });
+  }
+}
+
+// Reads a Clip bound: a one-element tensor of x's dtype.
+template <typename T>
+T clip_bound(const Tensor* t, const char* what, T unbounded, DType x_dtype) {
+  if (!t || !t->defined()) return unbounded;
+  if (t->dtype() != x_dtype || t->numel() != 1)
+    throw Error(ErrorKind::Input, std::string("Clip: ") + what + " must be a one-element " +
+                                      std::string(dtype_name(x_dtype)) + " tensor, got " + t->type_string());
+  return t->data<T>()[0];
+}
+
+}  // namespace
+
+Shape broadcast_shapes(std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
+  return broadcast_two("broadcast", a, b);
+}
+
+void unary(UnaryOp op, const Tensor& x, Tensor& y) {
+  const char* name = unary_name(op);
+  detail::dispatch_numeric(x.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    if (unary_integral<T>(op, x, y)) return;
+    if constexpr (std::is_floating_point_v<T>) unary_float<T>(op, x, y);
+    else detail::throw_unsupported_dtype(name, x.dtype());
+  });
+}
+
+void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& y) {
+  const char* name = binary_name(op);
+  if (&y == &a || &y == &b) {
+    Tensor out;
+    binary(op, a, b, out);
+    y = std::move(out);
+    return;
+  }
+  if (a.dtype() != b.dtype())
+    throw Error(ErrorKind::Input, std::string(name) + ": operands have different dtypes " + a.type_string() + " and " +
+                                      b.type_string());
+  if (a.dtype() == DType::Bool) {
+    if (op != BinaryOp::Equal) detail::throw_unsupported_dtype(name, a.dtype());
+    return map_binary<bool, bool>(name, a, b, y, [](bool u, bool v) { return u == v; });
+  }
+  detail::dispatch_numeric(a.dtype(), name, [&](auto tag) { binary_arith<decltype(tag)>(op, name, a, b, y); });
+}
+
+void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& y) {
+  if (&y == &cond || &y == &a || &y == &b) {
+    Tensor out;
+    where(cond, a, b, out);
+    y = std::move(out);
+    return;
+  }
+  if (cond.dtype() != DType::Bool)
+    throw Error(ErrorKind::Input, "Where: condition must be bool, got " + cond.type_string());
+  if (a.dtype() != b.dtype())
+    throw Error(ErrorKind::Input, "Where: branches have different dtypes " + a.type_string() + " and " + b.type_string());
+  const Shape out = broadcast_two("Where", broadcast_two("Where", cond.shape(), a.shape()), b.shape());
+  const std::array<Shape, 3> strides{broadcast_strides(cond.shape(), out.size()),
+                                     broadcast_strides(a.shape(), out.size()), broadcast_strides(b.shape(), out.size())};
+  detail::dispatch_any(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const bool* pc = cond.data<bool>();
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    y.reset(a.dtype(), out);
+    T* py = y.data<T>();
+    for_each_strided<3>(out, strides, {0, 0, 0}, [&](std::int64_t o, const std::array<std::int64_t, 3>& at) {
+      py[o] = pc[at[0]] ? pa[at[1]] : pb[at[2]];
+    });
+  });
+}
+
+void clip(const Tensor& x, const Tensor* lo, const Tensor* hi, Tensor& y) {
+  detail::dispatch_numeric(x.dtype(), "Clip", [&](auto tag) {
+    using T = decltype(tag);
+    const T low = clip_bound<T>(lo, "min", std::numeric_limits<T>::lowest(), x.dtype());
+    const T high = clip_bound<T>(hi, "max", std::numeric_limits<T>::max(), x.dtype());
+    // NaN stays NaN; when low > high every value becomes high (as NumPy's clip).
+    map_unary<T>(x, y, [low, high](T v) { return v < low ? (low > high ? high : low) : (v > high ? high : v); });
+  });
+}
+
+}  // namespace canary::kernels

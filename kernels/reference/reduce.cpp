@@ -1,0 +1,240 @@
+// Reference reductions and normalisations: ReduceSum/Mean/Max, Softmax and
+// LayerNormalization (opset 17).
+//
+// Accumulation precision: sums, means, softmax denominators and layer-norm
+// statistics accumulate in double even for f32 tensors (integer sums in
+// int64), and results are rounded to the element type only when stored.
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "canary/error.h"
+#include "kernels/reference.h"
+#include "kernels/reference/broadcast_index.h"
+#include "kernels/reference/element_dispatch.h"
+
+namespace canary::kernels {
+namespace {
+
+// Normalises an axis in [-rank, rank) or throws Error(Shape) naming the op and shape.
+std::int64_t normalize_axis(const char* op, std::int64_t axis, std::int64_t rank, std::span<const std::int64_t> shape) {
+  if (axis < -rank || axis >= rank)
+    throw Error(ErrorKind::Shape, std::string(op) + ": axis " + std::to_string(axis) + " is out of range for shape " +
+                                      shape_to_string(shape));
+  return axis < 0 ? axis + rank : axis;
+}
+
+// Name of a reduction for messages.
+const char* reduce_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "ReduceSum";
+    case ReduceOp::Mean: return "ReduceMean";
+    case ReduceOp::Max: return "ReduceMax";
+  }
+  return "?";
+}
+
+// Marks the reduced dims; empty axes reduce all. Rejects out-of-range and duplicate axes.
+std::vector<bool> reduced_dims(const char* name, const std::vector<std::int64_t>& axes, const Shape& shape) {
+  const auto rank = static_cast<std::int64_t>(shape.size());
+  std::vector<bool> reduced(shape.size(), axes.empty());
+  for (std::int64_t a : axes) {
+    const std::int64_t d = normalize_axis(name, a, rank, shape);
+    if (reduced[static_cast<std::size_t>(d)])
+      throw Error(ErrorKind::Shape, std::string(name) + ": axis " + std::to_string(a) + " is given twice");
+    reduced[static_cast<std::size_t>(d)] = true;
+  }
+  return reduced;
+}
+
+// Folds x into acc (one slot per output element) with the reduce op; returns the count per slot.
+template <typename T, typename Acc>
+std::int64_t accumulate(ReduceOp op, const Tensor& x, const std::vector<bool>& reduced, std::vector<Acc>& acc) {
+  const Shape& shape = x.shape();
+  Shape kept(shape.size());
+  std::int64_t count = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    kept[d] = reduced[d] ? 1 : shape[d];
+    if (reduced[d]) count *= shape[d];
+  }
+  const std::array<Shape, 1> strides{detail::broadcast_strides(kept, shape.size())};
+  const T* px = x.data<T>();
+  detail::for_each_strided<1>(shape, strides, {0}, [&](std::int64_t i, const std::array<std::int64_t, 1>& at) {
+    Acc& slot = acc[static_cast<std::size_t>(at[0])];
+    const Acc v = static_cast<Acc>(px[i]);
+    if (op != ReduceOp::Max) slot += v;
+    else if (v > slot || v != v) slot = v;  // v != v: NaN propagates
+  });
+  return count;
+}
+
+// Reduces x into y for one element type.
+template <typename T>
+void reduce_typed(const ReduceParams& p, const std::vector<bool>& reduced, const Tensor& x, Tensor& y) {
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
+  Shape out;
+  for (std::size_t d = 0; d < reduced.size(); ++d) {
+    if (!reduced[d]) out.push_back(x.shape()[d]);
+    else if (p.keepdims) out.push_back(1);
+  }
+  const std::int64_t out_n = checked_numel(out);
+  const Acc init = p.op == ReduceOp::Max ? std::numeric_limits<Acc>::lowest() : Acc{0};
+  std::vector<Acc> acc(static_cast<std::size_t>(out_n), init);
+  const std::int64_t count = accumulate<T, Acc>(p.op, x, reduced, acc);
+  if (p.op == ReduceOp::Max && count == 0 && out_n > 0)
+    throw Error(ErrorKind::Shape, "ReduceMax: reduces over an empty dim of shape " + shape_to_string(x.shape()));
+  y.reset(x.dtype(), out);
+  T* py = y.data<T>();
+  for (std::int64_t i = 0; i < out_n; ++i) {
+    Acc v = acc[static_cast<std::size_t>(i)];
+    // Mean of nothing: NaN for floats (0/0), 0 for integers; integer means truncate.
+    if (p.op == ReduceOp::Mean) {
+      if constexpr (std::is_floating_point_v<T>) v /= static_cast<Acc>(count);
+      else v = count == 0 ? 0 : v / count;
+    }
+    py[i] = static_cast<T>(v);
+  }
+}
+
+// Splits a shape around an axis into outer * dim * inner.
+struct AxisSplit {
+  std::int64_t outer = 1, dim = 1, inner = 1;
+};
+AxisSplit split_at(const Shape& shape, std::int64_t axis) {
+  AxisSplit s;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const auto di = static_cast<std::int64_t>(d);
+    if (di < axis) s.outer *= shape[d];
+    else if (di == axis) s.dim = shape[d];
+    else s.inner *= shape[d];
+  }
+  return s;
+}
+
+// Softmax of one element type; each line along the axis subtracts its max before exp.
+template <typename T>
+void softmax_typed(std::int64_t axis, const Tensor& x, Tensor& y) {
+  const AxisSplit s = split_at(x.shape(), axis);
+  const T* px = x.data<T>();
+  y.reset(x.dtype(), x.shape());
+  T* py = y.data<T>();
+  for (std::int64_t o = 0; o < s.outer; ++o) {
+    for (std::int64_t in = 0; in < s.inner; ++in) {
+      const std::int64_t base = o * s.dim * s.inner + in;
+      double max = -std::numeric_limits<double>::infinity();
+      for (std::int64_t k = 0; k < s.dim; ++k) max = std::max(max, static_cast<double>(px[base + k * s.inner]));
+      double sum = 0;
+      for (std::int64_t k = 0; k < s.dim; ++k) sum += std::exp(static_cast<double>(px[base + k * s.inner]) - max);
+      for (std::int64_t k = 0; k < s.dim; ++k)
+        py[base + k * s.inner] = static_cast<T>(std::exp(static_cast<double>(px[base + k * s.inner]) - max) / sum);
+    }
+  }
+}
+
+// Offsets into a (unidirectionally broadcast) scale/bias for each of the n normalised elements.
+std::vector<std::int64_t> norm_offsets(const char* what, const Tensor& t, std::span<const std::int64_t> norm_shape) {
+  if (t.rank() > static_cast<int>(norm_shape.size()))
+    throw Error(ErrorKind::Shape, std::string("LayerNormalization: ") + what + " " + shape_to_string(t.shape()) +
+                                      " does not broadcast to the normalised dims " + shape_to_string(norm_shape));
+  const std::size_t lead = norm_shape.size() - t.shape().size();
+  for (std::size_t i = 0; i < t.shape().size(); ++i)
+    if (t.shape()[i] != 1 && t.shape()[i] != norm_shape[lead + i])
+      throw Error(ErrorKind::Shape, std::string("LayerNormalization: ") + what + " " + shape_to_string(t.shape()) +
+                                        " does not broadcast to the normalised dims " + shape_to_string(norm_shape));
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(checked_numel(norm_shape)));
+  const std::array<Shape, 1> strides{detail::broadcast_strides(t.shape(), norm_shape.size())};
+  detail::for_each_strided<1>(norm_shape, strides, {0}, [&](std::int64_t i, const std::array<std::int64_t, 1>& at) {
+    offsets[static_cast<std::size_t>(i)] = at[0];
+  });
+  return offsets;
+}
+
+// Resets an optional statistics output to [d0..d(axis-1), 1, ..., 1].
+template <typename T>
+T* reset_stats(Tensor* t, const Shape& x_shape, std::int64_t axis, DType dtype) {
+  if (!t) return nullptr;
+  Shape shape(x_shape.size(), 1);
+  for (std::int64_t d = 0; d < axis; ++d) shape[static_cast<std::size_t>(d)] = x_shape[static_cast<std::size_t>(d)];
+  t->reset(dtype, shape);
+  return t->data<T>();
+}
+
+// LayerNormalization of one element type.
+template <typename T>
+void layer_norm_typed(const LayerNormParams& p, std::int64_t axis, const Tensor& x, const Tensor& scale,
+                      const Tensor* bias, Tensor& y, Tensor* mean, Tensor* inv_std) {
+  const Shape x_shape = x.shape();
+  const std::span<const std::int64_t> norm_shape(x_shape.begin() + axis, x_shape.end());
+  const std::vector<std::int64_t> s_off = norm_offsets("scale", scale, norm_shape);
+  const std::vector<std::int64_t> b_off = bias ? norm_offsets("bias", *bias, norm_shape) : std::vector<std::int64_t>{};
+  const AxisSplit s = split_at(x_shape, axis);
+  const std::int64_t n = checked_numel(norm_shape);
+  const T* px = x.data<T>();
+  const T* ps = scale.data<T>();
+  const T* pb = bias ? bias->data<T>() : nullptr;
+  y.reset(x.dtype(), x_shape);
+  T* py = y.data<T>();
+  T* pm = reset_stats<T>(mean, x_shape, axis, x.dtype());
+  T* pi = reset_stats<T>(inv_std, x_shape, axis, x.dtype());
+  for (std::int64_t o = 0; o < s.outer; ++o) {
+    const T* row = px + o * n;
+    double sum = 0;
+    for (std::int64_t k = 0; k < n; ++k) sum += static_cast<double>(row[k]);
+    const double mu = sum / static_cast<double>(n);
+    double sq = 0;
+    for (std::int64_t k = 0; k < n; ++k) sq += (static_cast<double>(row[k]) - mu) * (static_cast<double>(row[k]) - mu);
+    const double r = 1.0 / std::sqrt(sq / static_cast<double>(n) + p.epsilon);
+    for (std::int64_t k = 0; k < n; ++k) {
+      const auto ku = static_cast<std::size_t>(k);
+      double v = (static_cast<double>(row[k]) - mu) * r * static_cast<double>(ps[s_off[ku]]);
+      if (pb) v += static_cast<double>(pb[b_off[ku]]);
+      py[o * n + k] = static_cast<T>(v);
+    }
+    if (pm) pm[o] = static_cast<T>(mu);
+    if (pi) pi[o] = static_cast<T>(r);
+  }
+}
+
+}  // namespace
+
+void reduce(const ReduceParams& p, const Tensor& x, Tensor& y) {
+  const char* name = reduce_name(p.op);
+  if (p.axes.empty() && p.noop_with_empty_axes) return identity(x, y);
+  if (&y == &x) {
+    Tensor out;
+    reduce(p, x, out);
+    y = std::move(out);
+    return;
+  }
+  const std::vector<bool> reduced = reduced_dims(name, p.axes, x.shape());
+  detail::dispatch_numeric(x.dtype(), name, [&](auto tag) { reduce_typed<decltype(tag)>(p, reduced, x, y); });
+}
+
+void softmax(std::int64_t axis, const Tensor& x, Tensor& y) {
+  const std::int64_t a = normalize_axis("Softmax", axis, x.rank(), x.shape());
+  detail::dispatch_float(x.dtype(), "Softmax", [&](auto tag) { softmax_typed<decltype(tag)>(a, x, y); });
+}
+
+void layer_norm(const LayerNormParams& p, const Tensor& x, const Tensor& scale, const Tensor* bias, Tensor& y,
+                Tensor* mean, Tensor* inv_std) {
+  if (&y == &x || &y == &scale || &y == bias) {
+    Tensor out;
+    layer_norm(p, x, scale, bias, out, mean, inv_std);
+    y = std::move(out);
+    return;
+  }
+  const std::int64_t axis = normalize_axis("LayerNormalization", p.axis, x.rank(), x.shape());
+  for (const Tensor* t : {&scale, bias})
+    if (t && t->dtype() != x.dtype())
+      throw Error(ErrorKind::Input, "LayerNormalization: scale and bias must have x's dtype " +
+                                        std::string(dtype_name(x.dtype())) + ", got " + t->type_string());
+  detail::dispatch_float(x.dtype(), "LayerNormalization", [&](auto tag) {
+    layer_norm_typed<decltype(tag)>(p, axis, x, scale, bias, y, mean, inv_std);
+  });
+}
+
+}  // namespace canary::kernels

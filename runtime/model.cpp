@@ -1,0 +1,54 @@
+// Model: loading and compiling a graph, its signature, text and bytecode views.
+#include <mutex>
+
+#include "graph/op_registry.h"
+#include "graph/text_format.h"
+#include "runtime/model_impl.h"
+#include "vm/compiler.h"
+
+namespace canary {
+
+std::string TensorSpec::to_string() const {
+  std::string s = name + ": " + std::string(dtype_name(dtype)) + "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + dims[i];
+  return s + "]";
+}
+
+// The public signature of one graph value.
+static TensorSpec spec_of(const graph::Graph& g, graph::ValueId v) {
+  const graph::ValueInfo& info = g.value(v);
+  TensorSpec spec{info.name, info.type.dtype, {}};
+  for (const graph::Dim& d : info.type.shape) spec.dims.push_back(d.to_string());
+  return spec;
+}
+
+Model make_model(std::shared_ptr<graph::Graph> graph, const Options& options) {
+  auto impl = std::make_shared<Model::Impl>();
+  impl->options = options;
+  impl->program = vm::compile(*graph);
+  impl->reference_program = vm::compile(*graph, vm::CompileOptions{.promote_f32_to_f64 = true});
+  for (graph::ValueId v : graph->inputs()) impl->inputs.push_back(spec_of(*graph, v));
+  for (graph::ValueId v : graph->outputs()) impl->outputs.push_back(spec_of(*graph, v));
+  impl->graph = std::move(graph);
+  return Model(std::move(impl));
+}
+
+const std::vector<TensorSpec>& Model::inputs() const { return impl_->inputs; }
+const std::vector<TensorSpec>& Model::outputs() const { return impl_->outputs; }
+std::string Model::to_text() const { return graph::print_graph(*impl_->graph); }
+std::string Model::disassemble() const { return impl_->program->disassemble(); }
+
+Session Model::session() const { return Session(std::make_unique<Session::Impl>(impl_, impl_->program)); }
+Session Model::reference_session() const {
+  return Session(std::make_unique<Session::Impl>(impl_, impl_->reference_program));
+}
+
+Runtime::Runtime(Options options) : options_(options) {}
+
+Model Runtime::load(const std::string& path) const { return make_model(graph::load_graph_file(path), options_); }
+
+Model Runtime::load_text(std::string_view text, std::string_view source_name) const {
+  return make_model(graph::parse_graph(text, source_name), options_);
+}
+
+}  // namespace canary

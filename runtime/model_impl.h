@@ -1,0 +1,34 @@
+// Model::Impl and Session::Impl: what the public handles point at.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "canary/canary.h"
+#include "graph/graph.h"
+#include "vm/interpreter.h"
+#include "vm/program.h"
+
+namespace canary {
+
+struct Model::Impl {
+  Options options;
+  std::shared_ptr<const graph::Graph> graph;
+  std::shared_ptr<const vm::Program> program;            // model precision
+  std::shared_ptr<const vm::Program> reference_program;  // every f32 promoted to f64
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+};
+
+struct Session::Impl {
+  std::shared_ptr<const Model::Impl> model;
+  vm::Interpreter interpreter;
+  Stats stats;
+
+  Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program);
+};
+
+// Builds a Model from a shape-inferred graph: compiles it and records its signature.
+Model make_model(std::shared_ptr<graph::Graph> graph, const Options& options);
+
+}  // namespace canary

@@ -1,0 +1,105 @@
+// Session: maps named inputs onto the interpreter, checks them, keeps stats.
+#include <cmath>
+#include <set>
+
+#include "runtime/model_impl.h"
+
+namespace canary {
+
+namespace {
+
+// "x, h0" for error messages.
+std::string list_names(const std::vector<TensorSpec>& specs) {
+  std::string s;
+  for (const TensorSpec& spec : specs) s += (s.empty() ? "" : ", ") + spec.name;
+  return s;
+}
+
+// Throws Error(Input) for a named input the model does not declare.
+void reject_unknown_inputs(const NamedTensors& given, const std::vector<TensorSpec>& specs) {
+  std::set<std::string_view> known;
+  for (const TensorSpec& spec : specs) known.insert(spec.name);
+  for (const auto& [name, tensor] : given)
+    if (!known.count(name))
+      throw Error(ErrorKind::Input, "unknown input '" + name + "'; the model's inputs are: " + list_names(specs));
+}
+
+// Throws Error(Input) naming the first NaN or Inf element of a float input.
+template <typename T>
+void reject_non_finite(const std::string& name, const Tensor& t) {
+  const T* p = t.data<T>();
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(p[i]))
+      throw Error(ErrorKind::Input, "input '" + name + "' " + t.type_string() + " has a non-finite value (" +
+                                        std::to_string(p[i]) + ") at flat index " + std::to_string(i));
+}
+
+// Remembers the shape an input arrived with.
+void record_input_shape(InputShapes& entry, const Shape& shape) {
+  constexpr std::size_t kTracked = 64;
+  for (ShapeCount& sc : entry.shapes)
+    if (sc.shape == shape) {
+      ++sc.count;
+      return;
+    }
+  if (entry.shapes.size() < kTracked)
+    entry.shapes.push_back({shape, 1});
+  else
+    ++entry.other;
+}
+
+vm::RunLimits limits_of(const Options& o) {
+  vm::RunLimits limits;
+  limits.max_tensor_bytes = o.max_tensor_bytes;
+  limits.max_loop_iterations = o.max_loop_iterations;
+  return limits;
+}
+
+}  // namespace
+
+Session::Impl::Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program)
+    : model(std::move(m)), interpreter(std::move(program), limits_of(model->options)) {
+  for (const TensorSpec& spec : model->inputs) stats.input_shapes.push_back({spec.name, {}, 0});
+}
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+NamedTensors Session::run(const NamedTensors& inputs) {
+  const auto& specs = impl_->model->inputs;
+  try {
+    reject_unknown_inputs(inputs, specs);
+    std::vector<Tensor> ordered;
+    ordered.reserve(specs.size());
+    for (const TensorSpec& spec : specs) {
+      auto it = inputs.find(spec.name);
+      if (it == inputs.end()) throw Error(ErrorKind::Input, "missing input '" + spec.to_string() + "'");
+      if (!it->second.defined()) throw Error(ErrorKind::Input, "input '" + spec.name + "' is an undefined tensor");
+      if (impl_->model->options.reject_non_finite_inputs) {
+        if (it->second.dtype() == DType::F32) reject_non_finite<float>(spec.name, it->second);
+        if (it->second.dtype() == DType::F64) reject_non_finite<double>(spec.name, it->second);
+      }
+      ordered.push_back(it->second);
+    }
+    std::vector<Tensor> results = impl_->interpreter.run(ordered);
+    NamedTensors out;
+    const auto& out_specs = impl_->model->outputs;
+    for (std::size_t i = 0; i < out_specs.size(); ++i) out.emplace(out_specs[i].name, std::move(results[i]));
+    for (std::size_t i = 0; i < specs.size(); ++i) record_input_shape(impl_->stats.input_shapes[i], ordered[i].shape());
+    ++impl_->stats.calls;
+    impl_->stats.instructions_executed = impl_->interpreter.instructions_executed();
+    return out;
+  } catch (const Error&) {
+    ++impl_->stats.failed_calls;
+    throw;
+  }
+}
+
+const Stats& Session::stats() const {
+  impl_->stats.distinct_shapes = impl_->interpreter.profile().distinct_shape_count();
+  return impl_->stats;
+}
+
+}  // namespace canary

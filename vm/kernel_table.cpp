@@ -1,0 +1,396 @@
+// The kernel table: for each OpKind an adapter that unpacks registers and calls
+// the reference kernel, and the parameter struct decoded from attributes once.
+#include "vm/kernel_table.h"
+
+#include <array>
+#include <string>
+
+#include "canary/error.h"
+#include "graph/op_registry.h"
+#include "kernels/reference.h"
+#include "vm/allocation_guard.h"
+#include "vm/program_builder.h"
+
+namespace canary::vm {
+namespace {
+
+namespace k = canary::kernels;
+using graph::OpKind;
+
+// Reads a node's attributes with the schema's defaults; errors name the node.
+class AttrReader {
+ public:
+  AttrReader(const graph::Graph& g, const graph::Node& n) : g_(g), n_(n) {}
+
+  const graph::AttrValue* find(std::string_view name) const {
+    if (auto it = n_.attrs.find(name); it != n_.attrs.end()) return &it->second;
+    for (const auto& spec : graph::op_schema(n_.op).attrs)
+      if (spec.name == name && spec.default_value) return &*spec.default_value;
+    return nullptr;
+  }
+  bool has(std::string_view name) const { return find(name) != nullptr; }
+  std::int64_t get_int(std::string_view name) const { return get<std::int64_t>(name, "int"); }
+  std::string get_string(std::string_view name) const { return get<std::string>(name, "string"); }
+  double get_float(std::string_view name) const {
+    const graph::AttrValue* v = find(name);
+    if (v && std::holds_alternative<std::int64_t>(*v)) return static_cast<double>(std::get<std::int64_t>(*v));
+    return get<double>(name, "float");
+  }
+  // Empty when absent.
+  std::vector<std::int64_t> get_ints(std::string_view name) const {
+    return has(name) ? get<std::vector<std::int64_t>>(name, "ints") : std::vector<std::int64_t>{};
+  }
+  [[noreturn]] void fail(const std::string& text) const {
+    throw Error(ErrorKind::Model,
+                "node '" + node_display_name(g_, n_) + "' (" + std::string(graph::op_name(n_.op)) + "): " + text);
+  }
+  // The constant contents of input i, or nullptr.
+  const Tensor* constant_input(std::size_t i) const {
+    if (i >= n_.inputs.size() || !n_.inputs[i].valid()) return nullptr;
+    const auto& c = g_.value(n_.inputs[i]).constant;
+    return c ? &*c : nullptr;
+  }
+
+ private:
+  template <typename T>
+  T get(std::string_view name, const char* type) const {
+    const graph::AttrValue* v = find(name);
+    if (!v) fail("missing attribute '" + std::string(name) + "'");
+    if (!std::holds_alternative<T>(*v)) fail("attribute '" + std::string(name) + "' must be of type " + type);
+    return std::get<T>(*v);
+  }
+  const graph::Graph& g_;
+  const graph::Node& n_;
+};
+
+template <typename P>
+const P& as(const InstrParams& p) {
+  return static_cast<const P&>(p);
+}
+
+struct NoParams : InstrParams {};
+struct UnaryP : InstrParams { k::UnaryOp op; };
+struct BinaryP : InstrParams { k::BinaryOp op; };
+struct GemmP : InstrParams { k::GemmParams p; };
+struct ConvP : InstrParams { k::ConvParams p; };
+struct ReduceP : InstrParams {
+  k::ReduceParams p;
+  bool axes_at_run_time = false;
+};
+struct AxisP : InstrParams { std::int64_t axis = 0; };
+struct LayerNormP : InstrParams { k::LayerNormParams p; };
+struct ReshapeP : InstrParams { bool allowzero = false; };
+struct PermP : InstrParams { std::vector<std::int64_t> perm; };
+struct ShapeP : InstrParams {
+  std::int64_t start = 0;
+  std::optional<std::int64_t> end;
+};
+struct CastP : InstrParams { DType to = DType::F32; };
+struct LstmP : InstrParams { k::LstmParams p; };
+
+// --- adapters -------------------------------------------------------------
+
+void run_unary(const InstrParams& p, const KernelCall& c) { k::unary(as<UnaryP>(p).op, c.input(0), c.output(0)); }
+
+void run_binary(const InstrParams& p, const KernelCall& c) {
+  const Tensor& a = c.input(0);
+  const Tensor& b = c.input(1);
+  if (!product_fits(a.numel(), b.numel(), 1, a.dtype(), c.max_tensor_bytes))
+    guard_broadcast(c.input(0).shape(), c.input(1).shape(), c.input(0).dtype(), c.max_tensor_bytes);
+  k::binary(as<BinaryP>(p).op, a, b, c.output(0));
+}
+
+void run_where(const InstrParams&, const KernelCall& c) {
+  if (!product_fits(c.input(0).numel(), c.input(1).numel(), c.input(2).numel(), c.input(1).dtype(), c.max_tensor_bytes))
+    guard_broadcast3(c.input(0).shape(), c.input(1).shape(), c.input(2).shape(), c.input(1).dtype(),
+                   c.max_tensor_bytes);
+  k::where(c.input(0), c.input(1), c.input(2), c.output(0));
+}
+
+void run_clip(const InstrParams&, const KernelCall& c) {
+  k::clip(c.input(0), c.optional_input(1), c.optional_input(2), c.output(0));
+}
+
+void run_matmul(const InstrParams&, const KernelCall& c) {
+  guard_matmul(c.input(0).shape(), c.input(1).shape(), c.input(0).dtype(), c.max_tensor_bytes);
+  k::matmul(c.input(0), c.input(1), c.output(0));
+}
+
+void run_gemm(const InstrParams& p, const KernelCall& c) {
+  k::gemm(as<GemmP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0));
+}
+
+void run_conv(const InstrParams& p, const KernelCall& c) {
+  k::conv(as<ConvP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0));
+}
+
+void run_reduce(const InstrParams& p, const KernelCall& c) {
+  const ReduceP& r = as<ReduceP>(p);
+  const Tensor* axes = c.optional_input(1);
+  if (!r.axes_at_run_time || axes == nullptr) return k::reduce(r.p, c.input(0), c.output(0));
+  k::ReduceParams dynamic = r.p;
+  dynamic.axes = k::read_int_values(*axes, "axes");
+  k::reduce(dynamic, c.input(0), c.output(0));
+}
+
+void run_softmax(const InstrParams& p, const KernelCall& c) { k::softmax(as<AxisP>(p).axis, c.input(0), c.output(0)); }
+
+void run_layer_norm(const InstrParams& p, const KernelCall& c) {
+  k::layer_norm(as<LayerNormP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0), c.optional_output(1),
+                c.optional_output(2));
+}
+
+void run_reshape(const InstrParams& p, const KernelCall& c) {
+  k::reshape(c.input(0), c.input(1), as<ReshapeP>(p).allowzero, c.output(0));
+}
+
+void run_transpose(const InstrParams& p, const KernelCall& c) { k::transpose(as<PermP>(p).perm, c.input(0), c.output(0)); }
+
+void run_concat(const InstrParams& p, const KernelCall& c) {
+  constexpr std::size_t kInline = 32;
+  std::array<const Tensor*, kInline> inline_ptrs{};
+  std::vector<const Tensor*> heap_ptrs;
+  const Tensor** ptrs = inline_ptrs.data();
+  if (c.num_inputs > kInline) {
+    heap_ptrs.resize(c.num_inputs);
+    ptrs = heap_ptrs.data();
+  }
+  for (int i = 0; i < c.num_inputs; ++i) ptrs[i] = &c.input(i);
+  k::concat(as<AxisP>(p).axis, std::span<const Tensor* const>(ptrs, c.num_inputs), c.output(0));
+}
+
+void run_slice(const InstrParams&, const KernelCall& c) {
+  k::slice(c.input(0), c.input(1), c.input(2), c.optional_input(3), c.optional_input(4), c.output(0));
+}
+
+void run_gather(const InstrParams& p, const KernelCall& c) {
+  guard_gather(c.input(0), c.input(1), as<AxisP>(p).axis, c.max_tensor_bytes);
+  k::gather(as<AxisP>(p).axis, c.input(0), c.input(1), c.output(0));
+}
+
+void run_squeeze(const InstrParams&, const KernelCall& c) { k::squeeze(c.input(0), c.optional_input(1), c.output(0)); }
+void run_unsqueeze(const InstrParams&, const KernelCall& c) { k::unsqueeze(c.input(0), c.input(1), c.output(0)); }
+
+void run_shape(const InstrParams& p, const KernelCall& c) {
+  k::shape_of(c.input(0), as<ShapeP>(p).start, as<ShapeP>(p).end, c.output(0));
+}
+
+void run_cast(const InstrParams& p, const KernelCall& c) { k::cast(c.input(0), as<CastP>(p).to, c.output(0)); }
+
+void run_expand(const InstrParams&, const KernelCall& c) {
+  guard_expand(c.input(0), c.input(1), c.max_tensor_bytes);
+  k::expand(c.input(0), c.input(1), c.output(0));
+}
+
+void run_flatten(const InstrParams& p, const KernelCall& c) { k::flatten(as<AxisP>(p).axis, c.input(0), c.output(0)); }
+void run_identity(const InstrParams&, const KernelCall& c) { k::identity(c.input(0), c.output(0)); }
+
+void run_lstm(const InstrParams& p, const KernelCall& c) {
+  k::lstm(as<LstmP>(p).p, c.input(0), c.input(1), c.input(2), c.optional_input(3), c.optional_input(4),
+          c.optional_input(5), c.optional_input(6), c.optional_input(7), c.optional_output(0), c.optional_output(1),
+          c.optional_output(2));
+}
+
+// --- parameter decoding ---------------------------------------------------
+
+template <typename P>
+KernelBinding make(KernelFn fn, std::unique_ptr<P> p) {
+  return KernelBinding{fn, std::move(p)};
+}
+
+KernelBinding unary(k::UnaryOp op) {
+  auto p = std::make_unique<UnaryP>();
+  p->op = op;
+  return make(run_unary, std::move(p));
+}
+
+KernelBinding binary(k::BinaryOp op) {
+  auto p = std::make_unique<BinaryP>();
+  p->op = op;
+  return make(run_binary, std::move(p));
+}
+
+KernelBinding with_axis(KernelFn fn, std::int64_t axis) {
+  auto p = std::make_unique<AxisP>();
+  p->axis = axis;
+  return make(fn, std::move(p));
+}
+
+KernelBinding plain(KernelFn fn) { return make(fn, std::make_unique<NoParams>()); }
+
+// Gelu's approximate attribute: "none" or "tanh".
+KernelBinding bind_gelu(const AttrReader& a) {
+  const std::string mode = a.get_string("approximate");
+  if (mode == "none") return unary(k::UnaryOp::Gelu);
+  if (mode == "tanh") return unary(k::UnaryOp::GeluTanh);
+  a.fail("approximate must be \"none\" or \"tanh\", got \"" + mode + "\"");
+}
+
+KernelBinding bind_gemm(const AttrReader& a) {
+  auto p = std::make_unique<GemmP>();
+  p->p.alpha = a.get_float("alpha");
+  p->p.beta = a.get_float("beta");
+  p->p.trans_a = a.get_int("transA") != 0;
+  p->p.trans_b = a.get_int("transB") != 0;
+  return make(run_gemm, std::move(p));
+}
+
+KernelBinding bind_conv(const AttrReader& a) {
+  auto p = std::make_unique<ConvP>();
+  p->p.kernel_shape = a.get_ints("kernel_shape");
+  p->p.strides = a.get_ints("strides");
+  p->p.pads = a.get_ints("pads");
+  p->p.dilations = a.get_ints("dilations");
+  p->p.group = a.get_int("group");
+  const std::string pad = a.get_string("auto_pad");
+  if (pad == "NOTSET") p->p.auto_pad = k::AutoPad::NotSet;
+  else if (pad == "SAME_UPPER") p->p.auto_pad = k::AutoPad::SameUpper;
+  else if (pad == "SAME_LOWER") p->p.auto_pad = k::AutoPad::SameLower;
+  else if (pad == "VALID") p->p.auto_pad = k::AutoPad::Valid;
+  else a.fail("unknown auto_pad \"" + pad + "\"");
+  return make(run_conv, std::move(p));
+}
+
+// ReduceSum takes axes as an optional input (decoded now when constant);
+// ReduceMean/ReduceMax as an attribute.
+KernelBinding bind_reduce(const AttrReader& a, OpKind op, std::size_t num_inputs) {
+  auto p = std::make_unique<ReduceP>();
+  p->p.op = op == OpKind::ReduceSum ? k::ReduceOp::Sum : op == OpKind::ReduceMean ? k::ReduceOp::Mean : k::ReduceOp::Max;
+  p->p.keepdims = a.get_int("keepdims") != 0;
+  if (op != OpKind::ReduceSum) {
+    p->p.axes = a.get_ints("axes");
+    return make(run_reduce, std::move(p));
+  }
+  p->p.noop_with_empty_axes = a.get_int("noop_with_empty_axes") != 0;
+  if (const Tensor* axes = a.constant_input(1)) p->p.axes = k::read_int_values(*axes, "axes");
+  else p->axes_at_run_time = num_inputs > 1;
+  return make(run_reduce, std::move(p));
+}
+
+KernelBinding bind_layer_norm(const AttrReader& a) {
+  auto p = std::make_unique<LayerNormP>();
+  p->p.axis = a.get_int("axis");
+  p->p.epsilon = a.get_float("epsilon");
+  return make(run_layer_norm, std::move(p));
+}
+
+KernelBinding bind_shape(const AttrReader& a) {
+  auto p = std::make_unique<ShapeP>();
+  p->start = a.get_int("start");
+  if (a.has("end")) p->end = a.get_int("end");
+  return make(run_shape, std::move(p));
+}
+
+KernelBinding bind_cast(const AttrReader& a, const CompileOptions& opts) {
+  const std::string to = a.get_string("to");
+  std::optional<DType> dt = parse_dtype(to);
+  if (!dt) a.fail("unknown dtype \"" + to + "\" in attribute 'to'");
+  if (opts.promote_f32_to_f64 && *dt == DType::F32) dt = DType::F64;
+  return bind_cast_kernel(*dt);
+}
+
+// LSTM with the default activations only.
+KernelBinding bind_lstm(const AttrReader& a) {
+  auto p = std::make_unique<LstmP>();
+  p->p.hidden_size = a.get_int("hidden_size");
+  const std::string dir = a.get_string("direction");
+  if (dir == "forward") p->p.direction = k::LstmDirection::Forward;
+  else if (dir == "reverse") p->p.direction = k::LstmDirection::Reverse;
+  else if (dir == "bidirectional") p->p.direction = k::LstmDirection::Bidirectional;
+  else a.fail("unknown direction \"" + dir + "\"");
+  p->p.layout = a.get_int("layout");
+  p->p.input_forget = a.get_int("input_forget") != 0;
+  if (a.has("clip")) p->p.clip = a.get_float("clip");
+  if (a.has("activations")) {
+    const std::string acts = a.get_string("activations");
+    const bool default_acts = acts == "Sigmoid,Tanh,Tanh" || acts == "Sigmoid,Tanh,Tanh,Sigmoid,Tanh,Tanh";
+    if (!default_acts) a.fail("only the default activations (Sigmoid,Tanh,Tanh) are supported, got \"" + acts + "\"");
+  }
+  return make(run_lstm, std::move(p));
+}
+
+// The table proper: one case per op.
+KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOptions& opts) {
+  switch (n.op) {
+    case OpKind::Add: return binary(k::BinaryOp::Add);
+    case OpKind::Sub: return binary(k::BinaryOp::Sub);
+    case OpKind::Mul: return binary(k::BinaryOp::Mul);
+    case OpKind::Div: return binary(k::BinaryOp::Div);
+    case OpKind::Pow: return binary(k::BinaryOp::Pow);
+    case OpKind::Max: return n.inputs.size() == 1 ? plain(run_identity) : binary(k::BinaryOp::Max);
+    case OpKind::Min: return n.inputs.size() == 1 ? plain(run_identity) : binary(k::BinaryOp::Min);
+    case OpKind::Equal: return binary(k::BinaryOp::Equal);
+    case OpKind::Less: return binary(k::BinaryOp::Less);
+    case OpKind::Greater: return binary(k::BinaryOp::Greater);
+    case OpKind::Where: return plain(run_where);
+    case OpKind::Neg: return unary(k::UnaryOp::Neg);
+    case OpKind::Abs: return unary(k::UnaryOp::Abs);
+    case OpKind::Exp: return unary(k::UnaryOp::Exp);
+    case OpKind::Log: return unary(k::UnaryOp::Log);
+    case OpKind::Sqrt: return unary(k::UnaryOp::Sqrt);
+    case OpKind::Tanh: return unary(k::UnaryOp::Tanh);
+    case OpKind::Sigmoid: return unary(k::UnaryOp::Sigmoid);
+    case OpKind::Relu: return unary(k::UnaryOp::Relu);
+    case OpKind::Gelu: return bind_gelu(a);
+    case OpKind::Erf: return unary(k::UnaryOp::Erf);
+    case OpKind::Clip: return plain(run_clip);
+    case OpKind::MatMul: return plain(run_matmul);
+    case OpKind::Gemm: return bind_gemm(a);
+    case OpKind::Conv: return bind_conv(a);
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMean:
+    case OpKind::ReduceMax: return bind_reduce(a, n.op, n.inputs.size());
+    case OpKind::Softmax: return with_axis(run_softmax, a.get_int("axis"));
+    case OpKind::LayerNormalization: return bind_layer_norm(a);
+    case OpKind::Reshape: {
+      auto p = std::make_unique<ReshapeP>();
+      p->allowzero = a.get_int("allowzero") != 0;
+      return make(run_reshape, std::move(p));
+    }
+    case OpKind::Transpose: {
+      auto p = std::make_unique<PermP>();
+      p->perm = a.get_ints("perm");
+      return make(run_transpose, std::move(p));
+    }
+    case OpKind::Concat: return with_axis(run_concat, a.get_int("axis"));
+    case OpKind::Slice: return plain(run_slice);
+    case OpKind::Gather: return with_axis(run_gather, a.get_int("axis"));
+    case OpKind::Squeeze: return plain(run_squeeze);
+    case OpKind::Unsqueeze: return plain(run_unsqueeze);
+    case OpKind::Shape: return bind_shape(a);
+    case OpKind::Cast: return bind_cast(a, opts);
+    case OpKind::Expand: return plain(run_expand);
+    case OpKind::Flatten: return with_axis(run_flatten, a.get_int("axis"));
+    case OpKind::Identity: return plain(run_identity);
+    case OpKind::LSTM: return bind_lstm(a);
+    case OpKind::Loop:
+    case OpKind::If:
+    case OpKind::Scan: break;
+  }
+  a.fail("has no kernel (control flow is lowered, not called)");
+}
+
+}  // namespace
+
+// Adapter and decoded parameters for a node.
+KernelBinding bind_kernel(const graph::Graph& g, const graph::Node& n, const CompileOptions& opts) {
+  AttrReader reader(g, n);
+  return bind_op(reader, n, opts);
+}
+
+// Binary Max/Min for chaining a variadic node.
+KernelBinding bind_binary_kernel(OpKind op) {
+  return binary(op == OpKind::Max ? k::BinaryOp::Max : k::BinaryOp::Min);
+}
+
+// Identity.
+KernelBinding bind_identity_kernel() { return plain(run_identity); }
+
+// Cast to a fixed dtype.
+KernelBinding bind_cast_kernel(DType to) {
+  auto p = std::make_unique<CastP>();
+  p->to = to;
+  return make(run_cast, std::move(p));
+}
+
+}  // namespace canary::vm
