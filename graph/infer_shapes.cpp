@@ -11,10 +11,20 @@ void infer_node(Graph& graph, const Node& node) {
   validate_node(graph, node);
   const OpSchema& schema = op_schema(node.op);
   InferContext ctx(graph, node, graph.symbols());
-  schema.infer(ctx);
+  try {
+    schema.infer(ctx);
+  } catch (const Error& e) {
+    // Errors raised below the rule (symbolic arithmetic, tensors) get the node's name too.
+    if (e.detail().rfind("node '", 0) == 0) throw;
+    fail_node(node, e.kind(), e.detail());
+  }
   for (std::size_t i = 0; i < node.outputs.size(); ++i) {
     if (!node.outputs[i].valid()) continue;
     if (!ctx.outputs()[i]) fail_node(node, ErrorKind::Internal, "output " + std::to_string(i) + " was not inferred");
+    if (ctx.outputs()[i]->shape.size() > kMaxTensorRank)
+      fail_node(node, ErrorKind::Shape, "output " + std::to_string(i) + " would have rank " +
+                                            std::to_string(ctx.outputs()[i]->shape.size()) + ", above the maximum of " +
+                                            std::to_string(kMaxTensorRank));
     ValueInfo& out = graph.value(node.outputs[i]);
     out.type = *ctx.outputs()[i];
     out.known_dims = ctx.output_known_dims()[i];

@@ -224,7 +224,8 @@ void TextParser::run_inference(Graph& g) {
   try {
     infer_shapes(g);
   } catch (const Error& e) {
-    throw Error(ErrorKind::Model, std::string(lex_.source()) + ": " + e.what());
+    // Keep the kind: a shape that does not fit is a shape error wherever it is found.
+    throw Error(e.kind(), std::string(lex_.source()) + ": " + e.detail());
   }
   check_annotations(g, before);
 }

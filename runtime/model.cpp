@@ -1,6 +1,7 @@
 // Model: loading and compiling a graph, its signature, text and bytecode views.
 #include <mutex>
 
+#include "graph/onnx_import.h"
 #include "graph/op_registry.h"
 #include "graph/text_format.h"
 #include "runtime/model_impl.h"
@@ -45,7 +46,11 @@ Session Model::reference_session() const {
 
 Runtime::Runtime(Options options) : options_(options) {}
 
-Model Runtime::load(const std::string& path) const { return make_model(graph::load_graph_file(path), options_); }
+// A path ending in ".onnx" is an ONNX model; anything else is the text format.
+Model Runtime::load(const std::string& path) const {
+  bool is_onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  return make_model(is_onnx ? graph::import_onnx_file(path) : graph::load_graph_file(path), options_);
+}
 
 Model Runtime::load_text(std::string_view text, std::string_view source_name) const {
   return make_model(graph::parse_graph(text, source_name), options_);

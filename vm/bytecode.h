@@ -59,7 +59,6 @@ struct KernelCall {
   const RegId* outputs;
   std::uint16_t num_inputs;
   std::uint16_t num_outputs;
-  std::size_t max_tensor_bytes;
 
   const Tensor& input(int i) const { return regs[inputs[i].index]; }
   // nullptr when the optional input is absent.

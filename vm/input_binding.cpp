@@ -1,5 +1,6 @@
 // The run() boundary: checking and binding the caller's inputs (dtype, rank,
 // constant and symbolic dims) and handing out outputs that alias no register.
+#include <algorithm>
 #include <string>
 
 #include "canary/error.h"
@@ -87,11 +88,17 @@ std::vector<Tensor> Interpreter::collect_outputs() {
   std::vector<Tensor> out;
   out.reserve(regs.size());
   for (std::size_t i = 0; i < regs.size(); ++i) {
+    // The same value listed twice as an output: hand out a copy of the first.
+    const auto first = std::find(regs.begin(), regs.begin() + static_cast<std::ptrdiff_t>(i), regs[i]);
+    if (first != regs.begin() + static_cast<std::ptrdiff_t>(i)) {
+      out.push_back(out[static_cast<std::size_t>(first - regs.begin())].clone());
+      continue;
+    }
     Tensor& t = frame_.registers[regs[i].index];
-    bool copy = is_pinned_source_[regs[i].index] != 0 || !t.owns_storage();
+    bool copy = !t.owns_storage();
     for (std::size_t j = 0; j < i && !copy; ++j) copy = out[j].shares_storage_with(t);
-    for (std::size_t r = 0; r < is_pinned_source_.size() && !copy; ++r)
-      copy = is_pinned_source_[r] != 0 && frame_.registers[r].shares_storage_with(t);
+    for (std::size_t k = 0; k < pinned_sources_.size() && !copy; ++k)
+      copy = frame_.registers[pinned_sources_[k].index].shares_storage_with(t);
     out.push_back(copy ? t.clone() : std::move(t));
   }
   return out;

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "canary/error.h"
-#include "vm/allocation_guard.h"
 
 namespace canary::vm {
 
@@ -19,12 +18,11 @@ Interpreter::Interpreter(std::shared_ptr<const Program> p, RunLimits limits)
   frame_.loops.resize(program_->loop_slots());
   frame_.scans.resize(program_->scan_buffers());
   frame_.move_scratch.resize(program_->max_move_pairs());
-  is_pinned_source_.assign(program_->register_count(), 0);
   for (const auto& [reg, value] : program_->constants()) {
     frame_.registers[reg.index] = value;
-    is_pinned_source_[reg.index] = 1;
+    pinned_sources_.push_back(reg);
   }
-  for (RegId r : program_->input_registers()) is_pinned_source_[r.index] = 1;
+  for (RegId r : program_->input_registers()) pinned_sources_.push_back(r);
 }
 
 // Installs (or removes, with nullptr) the JIT's hooks.
@@ -40,6 +38,7 @@ FrameView Interpreter::frame_view() {
 
 // Binds inputs, runs to Return, hands out the outputs.
 std::vector<Tensor> Interpreter::run(std::span<const Tensor> inputs) {
+  const ScopedTensorAllocationLimit allocation_limit(limits_.max_tensor_bytes);
   bind_inputs(inputs);
   try {
     execute();
@@ -76,19 +75,17 @@ Pc Interpreter::visit_anchor(AnchorId anchor, Pc next) {
   return r.resume_pc;
 }
 
-// Calls the adapter, then guards and profiles each output.
+// Calls the adapter, then profiles each output. (Output sizes are bounded by
+// the ScopedTensorAllocationLimit that run() holds.)
 void Interpreter::run_kernel(const Instruction& in) {
   Tensor* regs = frame_.registers.data();
   const RegId* operands = ops_ + in.operands;
-  const KernelCall call{regs, operands, operands + in.num_inputs, in.num_inputs, in.num_outputs,
-                        limits_.max_tensor_bytes};
+  const KernelCall call{regs, operands, operands + in.num_inputs, in.num_inputs, in.num_outputs};
   in.fn(*in.params, call);
   for (std::uint32_t o = 0; o < in.num_outputs; ++o) {
     const RegId r = call.outputs[o];
     if (!r.valid()) continue;
-    const Tensor& t = regs[r.index];
-    if (t.nbytes() > limits_.max_tensor_bytes) guard_tensor(t, limits_.max_tensor_bytes);
-    profile_.record_output(in.slot + o, t.shape());
+    profile_.record_output(in.slot + o, regs[r.index].shape());
   }
 }
 
@@ -107,7 +104,9 @@ void Interpreter::run_move(const Instruction& in) {
   }
   Tensor* scratch = frame_.move_scratch.data();
   for (std::uint32_t i = 0; i < in.num_inputs; ++i) scratch[i] = regs[srcs[i].index];
-  for (std::uint32_t i = 0; i < in.num_inputs; ++i) regs[dsts[i].index] = scratch[i];
+  // Moving out of the scratch drops its extra handles, so the buffers stay
+  // solely owned and Tensor::reset can keep reusing them.
+  for (std::uint32_t i = 0; i < in.num_inputs; ++i) regs[dsts[i].index] = std::move(scratch[i]);
 }
 
 // Reads a one-element condition of any dtype.

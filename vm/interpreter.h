@@ -84,7 +84,7 @@ class Interpreter {
   std::uint64_t hot_threshold_ = 0;
   InstructionObserver* observer_ = nullptr;
   std::uint64_t executed_ = 0;
-  std::vector<std::uint8_t> is_pinned_source_;  // per register: input or constant
+  std::vector<RegId> pinned_sources_;  // registers of inputs and constants
 };
 
 }  // namespace canary::vm

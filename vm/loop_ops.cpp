@@ -4,19 +4,22 @@
 #include <string>
 
 #include "canary/error.h"
-#include "vm/allocation_guard.h"
 #include "vm/interpreter.h"
 
 namespace canary::vm {
 namespace {
 
-constexpr std::size_t kMaxRank = 64;
-
 // A shape held on the stack (no allocation in the loop).
 struct SmallShape {
-  std::int64_t dims[kMaxRank];
+  std::int64_t dims[kMaxTensorRank];
   std::size_t rank = 0;
   std::span<const std::int64_t> span() const { return {dims, rank}; }
+  // Appends a dim; a rank above kMaxTensorRank is a shape error, not an overflow.
+  void push(std::int64_t d) {
+    if (rank == kMaxTensorRank)
+      throw Error(ErrorKind::Shape, "rank above " + std::to_string(kMaxTensorRank) + " is not supported");
+    dims[rank++] = d;
+  }
 };
 
 // Product of dims [begin, end).
@@ -83,7 +86,7 @@ void Interpreter::slice_scan_input(const Instruction& in) {
   const auto axis = static_cast<std::size_t>(sp.axis);
   SmallShape out;
   for (std::size_t i = 0; i < shape.size(); ++i)
-    if (i != axis) out.dims[out.rank++] = shape[i];
+    if (i != axis) out.push(shape[i]);
   y.reset(x.dtype(), out.span());
   const std::int64_t index = sp.reverse ? s.trip_count - 1 - s.iteration : s.iteration;
   const std::int64_t outer = product(shape, 0, axis);
@@ -129,17 +132,16 @@ void Interpreter::stack_scan_output(const Instruction& in) {
   DType dtype = sb.dtype;
   if (sb.count == 0) {
     dtype = sp.elem_dtype;
-    for (const graph::Dim& d : sp.elem_shape) elem.dims[elem.rank++] = d.evaluate(frame_.bindings).value_or(0);
+    for (const graph::Dim& d : sp.elem_shape) elem.push(d.evaluate(frame_.bindings).value_or(0));
   } else {
-    for (std::int64_t d : sb.elem_shape) elem.dims[elem.rank++] = d;
+    for (std::int64_t d : sb.elem_shape) elem.push(d);
   }
   SmallShape out;
   for (std::size_t i = 0; i <= elem.rank; ++i) {
-    if (i == axis) out.dims[out.rank++] = sb.count;
-    if (i < elem.rank) out.dims[out.rank++] = elem.dims[i];
+    if (i == axis) out.push(sb.count);
+    if (i < elem.rank) out.push(elem.dims[i]);
   }
   y.reset(dtype, out.span());
-  guard_tensor(y, limits_.max_tensor_bytes);
   if (sb.count == 0) return;
   const auto outer = static_cast<std::size_t>(product(elem.span(), 0, axis));
   const std::size_t inner = static_cast<std::size_t>(product(elem.span(), axis, elem.rank)) * dtype_size(dtype);

@@ -49,6 +49,10 @@ bool ProgramBuilder::is_bound(const graph::Graph& g, graph::ValueId v) const {
 
 // Appends an instruction with its operand list.
 Pc ProgramBuilder::emit(Opcode op, const std::vector<RegId>& inputs, const std::vector<RegId>& outputs) {
+  if (inputs.size() > UINT16_MAX || outputs.size() > UINT16_MAX)
+    throw Error(ErrorKind::Model, "an instruction with " + std::to_string(inputs.size()) + " inputs and " +
+                                      std::to_string(outputs.size()) + " outputs exceeds the limit of " +
+                                      std::to_string(UINT16_MAX) + " operands each");
   Instruction in;
   in.op = op;
   in.num_inputs = static_cast<std::uint16_t>(inputs.size());

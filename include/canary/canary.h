@@ -87,8 +87,10 @@ class Runtime {
   explicit Runtime(Options options = {});
   const Options& options() const { return options_; }
 
-  // Loads a model file in the text format (.cnr). Error(Model) names the file
-  // and, for syntax errors, line and column.
+  // Loads a model file: a path ending in ".onnx" is imported as ONNX (default
+  // domain, opsets 13 to 17); any other path is read in the text format
+  // (.cnr). Error(Model) names the file and, for ONNX, the node, tensor or
+  // input at fault; for text syntax errors, line and column.
   Model load(const std::string& path) const;
   // Parses a model from text in the text format.
   Model load_text(std::string_view text, std::string_view source_name = "<text>") const;

@@ -14,6 +14,9 @@ namespace canary {
 
 using Shape = std::vector<std::int64_t>;
 
+// Highest rank a tensor may have; Tensor::reset rejects more with Error(Shape).
+inline constexpr std::size_t kMaxTensorRank = 64;
+
 // Alignment of every buffer Canary allocates; vector kernels rely on it.
 inline constexpr std::size_t kTensorAlignment = 64;
 
@@ -23,6 +26,26 @@ std::int64_t checked_numel(std::span<const std::int64_t> shape);
 
 // Renders "[2, 3, 4]".
 std::string shape_to_string(std::span<const std::int64_t> shape);
+
+// The largest buffer a Tensor may allocate on the calling thread, in bytes.
+// A larger request throws Error(Resource) before anything is allocated, so a
+// hostile shape never reaches the allocator. Sessions set it to
+// Options::max_tensor_bytes for the duration of each call; elsewhere it is
+// kDefaultTensorAllocationLimit.
+inline constexpr std::size_t kDefaultTensorAllocationLimit = std::size_t{1} << 40;
+std::size_t tensor_allocation_limit() noexcept;
+
+// Sets tensor_allocation_limit() on this thread until destroyed.
+class ScopedTensorAllocationLimit {
+ public:
+  explicit ScopedTensorAllocationLimit(std::size_t max_bytes) noexcept;
+  ~ScopedTensorAllocationLimit();
+  ScopedTensorAllocationLimit(const ScopedTensorAllocationLimit&) = delete;
+  ScopedTensorAllocationLimit& operator=(const ScopedTensorAllocationLimit&) = delete;
+
+ private:
+  std::size_t previous_;
+};
 
 class Tensor {
  public:

@@ -38,8 +38,15 @@ std::int64_t attribute_at(const std::vector<std::int64_t>& v, std::size_t i, std
 
 // Splits the SAME auto_pad total between begin and end (extra at the end for UPPER).
 void apply_same_padding(AutoPad mode, ConvAxis& a) {
-  const std::int64_t out = (a.in + a.stride - 1) / a.stride;
-  const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * a.stride + (a.kernel - 1) * a.dilation + 1 - a.in);
+  const std::int64_t out = a.in / a.stride + (a.in % a.stride != 0 ? 1 : 0);
+  std::int64_t covered = 0, span = 0, total = 0;
+  if (__builtin_mul_overflow(out - 1, a.stride, &covered) ||
+      __builtin_mul_overflow(a.kernel - 1, a.dilation, &span) || __builtin_add_overflow(covered, span, &total) ||
+      __builtin_add_overflow(total, 1 - a.in, &total))
+    throw Error(ErrorKind::Shape, "Conv: SAME padding overflows int64 for input length " + std::to_string(a.in) +
+                                      ", kernel " + std::to_string(a.kernel) + ", stride " + std::to_string(a.stride) +
+                                      ", dilation " + std::to_string(a.dilation));
+  total = std::max<std::int64_t>(0, total);
   const std::int64_t small = total / 2;
   a.pad_begin = mode == AutoPad::SameUpper ? small : total - small;
   a.pad_end = total - a.pad_begin;
@@ -47,8 +54,14 @@ void apply_same_padding(AutoPad mode, ConvAxis& a) {
 
 // Computes the output length of one axis; throws Error(Shape) when it would be empty.
 void compute_output_length(ConvAxis& a) {
-  const std::int64_t span = (a.kernel - 1) * a.dilation + 1;
-  const std::int64_t room = a.in + a.pad_begin + a.pad_end - span;
+  std::int64_t span = 0, padded = 0, room = 0;
+  if (__builtin_mul_overflow(a.kernel - 1, a.dilation, &span) || __builtin_add_overflow(span, 1, &span) ||
+      __builtin_add_overflow(a.in, a.pad_begin, &padded) || __builtin_add_overflow(padded, a.pad_end, &padded) ||
+      __builtin_sub_overflow(padded, span, &room))
+    throw Error(ErrorKind::Shape, "Conv: output size overflows int64 for input length " + std::to_string(a.in) +
+                                      ", kernel " + std::to_string(a.kernel) + " (dilation " +
+                                      std::to_string(a.dilation) + "), pads " + std::to_string(a.pad_begin) + "+" +
+                                      std::to_string(a.pad_end));
   if (room < 0)
     throw Error(ErrorKind::Shape, "Conv: output size <= 0 for input length " + std::to_string(a.in) + ", kernel " +
                                       std::to_string(a.kernel) + " (dilation " + std::to_string(a.dilation) +
@@ -87,7 +100,9 @@ void check_conv_inputs(const ConvParams& p, const Tensor& x, const Tensor& w, co
     throw Error(ErrorKind::Shape,
                 "Conv: input 'W' expected rank " + std::to_string(x.rank()) + ", got " + shape_to_string(w.shape()));
   if (p.group < 1) throw Error(ErrorKind::Model, "Conv: group must be >= 1, got " + std::to_string(p.group));
-  if (x.dim(1) != p.group * w.dim(1) || w.dim(0) % p.group != 0)
+  std::int64_t grouped_channels = 0;
+  if (__builtin_mul_overflow(p.group, w.dim(1), &grouped_channels) || x.dim(1) != grouped_channels ||
+      w.dim(0) % p.group != 0)
     throw Error(ErrorKind::Shape, "Conv: channels do not match: X " + shape_to_string(x.shape()) + ", W " +
                                       shape_to_string(w.shape()) + ", group " + std::to_string(p.group));
   const Shape w_kernel(w.shape().begin() + 2, w.shape().end());

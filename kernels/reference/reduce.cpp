@@ -14,19 +14,12 @@
 
 #include "canary/error.h"
 #include "kernels/reference.h"
+#include "kernels/reference/axis.h"
 #include "kernels/reference/broadcast_index.h"
 #include "kernels/reference/element_dispatch.h"
 
 namespace canary::kernels {
 namespace {
-
-// Normalises an axis in [-rank, rank) or throws Error(Shape) naming the op and shape.
-std::int64_t normalize_axis(const char* op, std::int64_t axis, std::int64_t rank, std::span<const std::int64_t> shape) {
-  if (axis < -rank || axis >= rank)
-    throw Error(ErrorKind::Shape, std::string(op) + ": axis " + std::to_string(axis) + " is out of range for shape " +
-                                      shape_to_string(shape));
-  return axis < 0 ? axis + rank : axis;
-}
 
 // Name of a reduction for messages.
 const char* reduce_name(ReduceOp op) {
@@ -43,7 +36,7 @@ std::vector<bool> reduced_dims(const char* name, const std::vector<std::int64_t>
   const auto rank = static_cast<std::int64_t>(shape.size());
   std::vector<bool> reduced(shape.size(), axes.empty());
   for (std::int64_t a : axes) {
-    const std::int64_t d = normalize_axis(name, a, rank, shape);
+    const std::int64_t d = detail::normalize_axis(name, a, rank, shape);
     if (reduced[static_cast<std::size_t>(d)])
       throw Error(ErrorKind::Shape, std::string(name) + ": axis " + std::to_string(a) + " is given twice");
     reduced[static_cast<std::size_t>(d)] = true;
@@ -215,7 +208,7 @@ void reduce(const ReduceParams& p, const Tensor& x, Tensor& y) {
 }
 
 void softmax(std::int64_t axis, const Tensor& x, Tensor& y) {
-  const std::int64_t a = normalize_axis("Softmax", axis, x.rank(), x.shape());
+  const std::int64_t a = detail::normalize_axis("Softmax", axis, x.rank(), x.shape());
   detail::dispatch_float(x.dtype(), "Softmax", [&](auto tag) { softmax_typed<decltype(tag)>(a, x, y); });
 }
 
@@ -227,7 +220,7 @@ void layer_norm(const LayerNormParams& p, const Tensor& x, const Tensor& scale, 
     y = std::move(out);
     return;
   }
-  const std::int64_t axis = normalize_axis("LayerNormalization", p.axis, x.rank(), x.shape());
+  const std::int64_t axis = detail::normalize_axis("LayerNormalization", p.axis, x.rank(), x.shape());
   for (const Tensor* t : {&scale, bias})
     if (t && t->dtype() != x.dtype())
       throw Error(ErrorKind::Input, "LayerNormalization: scale and bias must have x's dtype " +

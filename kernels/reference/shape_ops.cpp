@@ -13,19 +13,12 @@
 
 #include "canary/error.h"
 #include "kernels/reference.h"
+#include "kernels/reference/axis.h"
 #include "kernels/reference/broadcast_index.h"
 #include "kernels/reference/element_dispatch.h"
 
 namespace canary::kernels {
 namespace {
-
-// Normalises an axis in [-rank, rank) or throws Error(Shape) naming the op and shape.
-std::int64_t normalize_axis(const char* op, std::int64_t axis, std::int64_t rank, std::span<const std::int64_t> shape) {
-  if (axis < -rank || axis >= rank)
-    throw Error(ErrorKind::Shape, std::string(op) + ": axis " + std::to_string(axis) + " is out of range for shape " +
-                                      shape_to_string(shape));
-  return axis < 0 ? axis + rank : axis;
-}
 
 // f(U{}) with an unsigned integer type as wide as one element of dtype.
 template <typename F>
@@ -61,7 +54,7 @@ std::vector<bool> axis_mask(const char* op, const std::vector<std::int64_t>& axe
                             std::span<const std::int64_t> shape) {
   std::vector<bool> mask(static_cast<std::size_t>(rank), false);
   for (std::int64_t a : axes) {
-    const auto d = static_cast<std::size_t>(normalize_axis(op, a, rank, shape));
+    const auto d = static_cast<std::size_t>(detail::normalize_axis(op, a, rank, shape));
     if (mask[d]) throw Error(ErrorKind::Shape, std::string(op) + ": axis " + std::to_string(a) + " is given twice");
     mask[d] = true;
   }
@@ -75,6 +68,10 @@ struct SliceDim {
 SliceDim clamp_slice(std::int64_t start, std::int64_t end, std::int64_t step, std::int64_t dim) {
   if (start < 0) start += dim;
   if (end < 0) end += dim;
+  // A step longer than the dim selects at most one element either way;
+  // clamping it keeps the length and stride arithmetic below from overflowing.
+  const std::int64_t longest = std::max<std::int64_t>(dim, 1);
+  step = std::clamp<std::int64_t>(step, -longest, longest);
   SliceDim s{0, step, 0};
   if (step > 0) {
     s.start = std::clamp<std::int64_t>(start, 0, dim);
@@ -179,7 +176,7 @@ void concat(std::int64_t axis, std::span<const Tensor* const> inputs, Tensor& y)
     if (!t || !t->defined()) throw Error(ErrorKind::Input, "Concat: an input is missing");
   const Tensor& first = *inputs[0];
   if (first.rank() == 0) throw Error(ErrorKind::Shape, "Concat: inputs must have rank >= 1, got a scalar");
-  const std::int64_t a = normalize_axis("Concat", axis, first.rank(), first.shape());
+  const std::int64_t a = detail::normalize_axis("Concat", axis, first.rank(), first.shape());
   Shape out = first.shape();
   out[static_cast<std::size_t>(a)] = 0;
   for (const Tensor* t : inputs) {
@@ -248,7 +245,7 @@ void gather(std::int64_t axis, const Tensor& data, const Tensor& indices, Tensor
   if (data.rank() == 0) throw Error(ErrorKind::Shape, "Gather: data must have rank >= 1, got a scalar");
   if (indices.dtype() != DType::I64 && indices.dtype() != DType::I32)
     throw Error(ErrorKind::Input, "Gather: indices must be i64 or i32, got " + indices.type_string());
-  const std::int64_t a = normalize_axis("Gather", axis, data.rank(), data.shape());
+  const std::int64_t a = detail::normalize_axis("Gather", axis, data.rank(), data.shape());
   const std::int64_t dim = data.dim(static_cast<int>(a));
   std::vector<std::int64_t> idx(static_cast<std::size_t>(indices.numel()));
   for (std::size_t i = 0; i < idx.size(); ++i) {

@@ -19,6 +19,26 @@ struct Tensor::Storage {
   }
 };
 
+namespace {
+thread_local std::size_t current_allocation_limit = kDefaultTensorAllocationLimit;
+}  // namespace
+
+std::size_t tensor_allocation_limit() noexcept { return current_allocation_limit; }
+
+ScopedTensorAllocationLimit::ScopedTensorAllocationLimit(std::size_t max_bytes) noexcept
+    : previous_(current_allocation_limit) {
+  current_allocation_limit = max_bytes;
+}
+
+ScopedTensorAllocationLimit::~ScopedTensorAllocationLimit() { current_allocation_limit = previous_; }
+
+// Throws Error(Shape) for a rank above kMaxTensorRank.
+static void check_rank(std::span<const std::int64_t> shape) {
+  if (shape.size() > kMaxTensorRank)
+    throw Error(ErrorKind::Shape, "rank " + std::to_string(shape.size()) + " is above the supported maximum of " +
+                                      std::to_string(kMaxTensorRank));
+}
+
 // Product of dims with overflow and negativity checks.
 std::int64_t checked_numel(std::span<const std::int64_t> shape) {
   std::int64_t n = 1;
@@ -70,6 +90,7 @@ Tensor Tensor::empty(DType dtype, std::span<const std::int64_t> shape) {
 }
 
 Tensor Tensor::wrap(void* data, DType dtype, std::span<const std::int64_t> shape) {
+  check_rank(shape);
   Tensor t;
   t.dtype_ = dtype;
   t.shape_.assign(shape.begin(), shape.end());
@@ -83,10 +104,17 @@ Tensor Tensor::wrap(void* data, DType dtype, std::span<const std::int64_t> shape
 }
 
 void Tensor::reset(DType dtype, std::span<const std::int64_t> shape) {
+  check_rank(shape);
   const std::int64_t numel = checked_numel(shape);
   const std::size_t bytes = checked_bytes(dtype, numel, shape);
   const bool reusable = storage_ && storage_->owned && storage_.use_count() == 1 && storage_->capacity >= bytes;
-  if (!reusable) storage_ = allocate(bytes);
+  if (!reusable) {
+    if (bytes > current_allocation_limit)
+      throw Error(ErrorKind::Resource, "tensor " + std::string(dtype_name(dtype)) + shape_to_string(shape) + " needs " +
+                                           std::to_string(bytes) + " bytes, above the limit of " +
+                                           std::to_string(current_allocation_limit) + " bytes (Options::max_tensor_bytes)");
+    storage_ = allocate(bytes);
+  }
   dtype_ = dtype;
   if (shape_.size() != shape.size() || !std::equal(shape.begin(), shape.end(), shape_.begin()))
     shape_.assign(shape.begin(), shape.end());
@@ -98,6 +126,7 @@ const void* Tensor::raw() const noexcept { return storage_ ? storage_->data : nu
 bool Tensor::owns_storage() const noexcept { return storage_ && storage_->owned; }
 
 Tensor Tensor::reshaped(std::span<const std::int64_t> shape) const {
+  check_rank(shape);
   const std::int64_t n = checked_numel(shape);
   if (n != numel_)
     throw Error(ErrorKind::Shape, "cannot view " + type_string() + " as " + shape_to_string(shape) +
@@ -108,6 +137,7 @@ Tensor Tensor::reshaped(std::span<const std::int64_t> shape) const {
 }
 
 Tensor Tensor::clone() const {
+  if (!defined()) return Tensor();
   Tensor t = empty(dtype_, shape_);
   if (nbytes()) std::memcpy(t.raw(), raw(), nbytes());
   return t;

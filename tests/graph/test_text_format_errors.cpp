@@ -96,10 +96,16 @@ TEST_CASE("text format errors: symbols, nesting, inference and files", "[unit][t
   CHECK(parse_error(deep).find("nested deeper than 64") != std::string::npos);
   std::string parens = kHead + "graph main(x: f32[" + std::string(1000, '(') + "N" + std::string(1000, ')') + "]) -> (x) {}";
   CHECK(parse_error(parens).find("nested too deeply") != std::string::npos);
-  // A graph that parses but does not type-check: a Model error naming the source and node.
-  std::string mismatch = parse_error(kHead + "graph main(a: f32[2, 3], b: f32[4, 5]) -> (c) {\n  c = MatMul(a, b) \"mm\"\n}");
-  CHECK(mismatch.rfind("bad.cnr: ", 0) == 0);
-  CHECK(mismatch.find("'mm'") != std::string::npos);
+  // A graph that parses but does not type-check keeps the inference error's
+  // kind (a shape error here) and names the source and the node.
+  try {
+    parse_graph(kHead + "graph main(a: f32[2, 3], b: f32[4, 5]) -> (c) {\n  c = MatMul(a, b) \"mm\"\n}", "bad.cnr");
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Shape);
+    CHECK(e.detail().rfind("bad.cnr: ", 0) == 0);
+    CHECK(e.detail().find("'mm'") != std::string::npos);
+  }
   try {
     load_graph_file("/nonexistent/model.cnr");
     FAIL("expected an error");

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,6 +24,16 @@ std::vector<T> values_of(const Tensor& t) {
 // An i64 1-D tensor holding `v` (shape-like inputs).
 inline Tensor ints(const std::vector<std::int64_t>& v) {
   return Tensor::from_vector<std::int64_t>(v, {static_cast<std::int64_t>(v.size())});
+}
+
+// Checks a tensor's shape and every element (as double) against the expected values.
+inline void check_values(const Tensor& y, const Shape& shape, const std::vector<double>& want, double tol = 1e-5) {
+  REQUIRE(y.shape() == shape);
+  REQUIRE(y.numel() == static_cast<std::int64_t>(want.size()));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO("element " << i);
+    CHECK(std::abs(y.element_as_double(static_cast<std::int64_t>(i)) - want[i]) <= tol);
+  }
 }
 
 // Runs f and returns the canary::Error it throws; fails the test when it throws nothing.

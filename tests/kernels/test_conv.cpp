@@ -6,6 +6,7 @@
 
 #include "canary/error.h"
 #include "kernels/reference.h"
+#include "tests/kernels/tensor_checks.h"
 
 using canary::DType;
 using canary::Error;
@@ -15,31 +16,6 @@ using canary::Tensor;
 namespace k = canary::kernels;
 
 namespace {
-
-// Checks y's shape and every element against the expected values.
-void check_conv_values(const Tensor& y, const Shape& shape, const std::vector<double>& want, double tol = 1e-5) {
-  REQUIRE(y.shape() == shape);
-  REQUIRE(y.numel() == static_cast<std::int64_t>(want.size()));
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    INFO("element " << i);
-    CHECK(std::abs(y.element_as_double(static_cast<std::int64_t>(i)) - want[i]) <= tol);
-  }
-}
-
-// Runs fn and checks it throws canary::Error of the kind with every fragment in the message.
-template <typename Fn>
-void check_conv_error(Fn fn, ErrorKind kind, const std::vector<std::string>& fragments) {
-  try {
-    fn();
-    FAIL("expected canary::Error");
-  } catch (const Error& e) {
-    CHECK(e.kind() == kind);
-    for (const auto& f : fragments) {
-      INFO("message: " << e.what() << ", missing: " << f);
-      CHECK(std::string(e.what()).find(f) != std::string::npos);
-    }
-  }
-}
 
 // x [1, 1, 4, 4] holding 1..16 row by row.
 Tensor image_4x4() {
@@ -61,10 +37,10 @@ TEST_CASE("conv 1-D with pads and stride", "[unit][conv]") {
   const Tensor w = Tensor::from_vector<float>({1, 0, -1}, {1, 1, 3});
   Tensor y;
   k::conv(p, ramp5(), w, nullptr, y);
-  check_conv_values(y, {1, 1, 3}, {-2, -2, 4});
+  canary::test::check_values(y, {1, 1, 3}, {-2, -2, 4});
   const Tensor b = Tensor::from_vector<float>({0.5f}, {1});
   k::conv(p, ramp5(), w, &b, y);
-  check_conv_values(y, {1, 1, 3}, {-1.5, -1.5, 4.5});
+  canary::test::check_values(y, {1, 1, 3}, {-1.5, -1.5, 4.5});
 }
 
 TEST_CASE("conv 1-D with dilation and asymmetric pads", "[unit][conv]") {
@@ -76,7 +52,7 @@ TEST_CASE("conv 1-D with dilation and asymmetric pads", "[unit][conv]") {
   p.kernel_shape = {3};
   Tensor y;
   k::conv(p, ramp5(), Tensor::from_vector<float>({1, 2, 3}, {1, 1, 3}), nullptr, y);
-  check_conv_values(y, {1, 1, 3}, {11, 16, 22});
+  canary::test::check_values(y, {1, 1, 3}, {11, 16, 22});
 }
 
 TEST_CASE("conv 2-D 3x3 kernel on a 4x4 input", "[unit][conv]") {
@@ -85,7 +61,7 @@ TEST_CASE("conv 2-D 3x3 kernel on a 4x4 input", "[unit][conv]") {
   Tensor y;
   SECTION("no padding: sums of 3x3 windows") {
     k::conv(p, image_4x4(), ones, nullptr, y);
-    check_conv_values(y, {1, 1, 2, 2}, {54, 63, 90, 99});
+    canary::test::check_values(y, {1, 1, 2, 2}, {54, 63, 90, 99});
   }
   SECTION("pads 1 keep the size") {
     p.pads = {1, 1, 1, 1};
@@ -103,7 +79,7 @@ TEST_CASE("conv 2-D 3x3 kernel on a 4x4 input", "[unit][conv]") {
     k::conv(p, image_4x4(), Tensor::from_vector(centre, {1, 1, 3, 3}), nullptr, y);
     std::vector<double> want;
     for (int i = 1; i <= 16; ++i) want.push_back(i);
-    check_conv_values(y, {1, 1, 4, 4}, want);
+    canary::test::check_values(y, {1, 1, 4, 4}, want);
   }
   SECTION("two input channels, the second doubled") {
     std::vector<double> x;
@@ -112,7 +88,7 @@ TEST_CASE("conv 2-D 3x3 kernel on a 4x4 input", "[unit][conv]") {
     k::conv(p, Tensor::from_vector(x, {1, 2, 4, 4}),
             Tensor::from_vector<double>(std::vector<double>(18, 1.0), {1, 2, 3, 3}), nullptr, y);
     CHECK(y.dtype() == DType::F64);
-    check_conv_values(y, {1, 1, 2, 2}, {162, 189, 270, 297}, 0.0);
+    canary::test::check_values(y, {1, 1, 2, 2}, {162, 189, 270, 297}, 0.0);
   }
 }
 
@@ -125,7 +101,7 @@ TEST_CASE("conv with groups and depthwise", "[unit][conv]") {
     const Tensor x = Tensor::from_vector<float>({1, 2, 3, 10, 20, 30}, {1, 2, 3});
     const Tensor w = Tensor::from_vector<float>({1, 1, 1, -1, 1, 0, 0, 1}, {4, 1, 2});
     k::conv(p, x, w, nullptr, y);
-    check_conv_values(y, {1, 4, 2}, {3, 5, -1, -1, 10, 20, 20, 30});
+    canary::test::check_values(y, {1, 4, 2}, {3, 5, -1, -1, 10, 20, 20, 30});
   }
   SECTION("two groups of two channels with bias") {
     // m0 = c0 + 2 c1 + 1; m1 = c2 - c3 - 1.
@@ -134,7 +110,7 @@ TEST_CASE("conv with groups and depthwise", "[unit][conv]") {
     const Tensor w = Tensor::from_vector<float>({1, 2, 1, -1}, {2, 2, 1});
     const Tensor b = Tensor::from_vector<float>({1, -1}, {2});
     k::conv(p, x, w, &b, y);
-    check_conv_values(y, {1, 2, 2}, {8, 11, -3, -4});
+    canary::test::check_values(y, {1, 2, 2}, {8, 11, -3, -4});
   }
   SECTION("depthwise 2-D over a batch of two") {
     // group == C == 2, 1x1 kernels scale each channel: [2, 3].
@@ -142,7 +118,7 @@ TEST_CASE("conv with groups and depthwise", "[unit][conv]") {
     const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 1, 2});
     const Tensor w = Tensor::from_vector<float>({2, 3}, {2, 1, 1, 1});
     k::conv(p, x, w, nullptr, y);
-    check_conv_values(y, {2, 2, 1, 2}, {2, 4, 9, 12, 10, 12, 21, 24});
+    canary::test::check_values(y, {2, 2, 1, 2}, {2, 4, 9, 12, 10, 12, 21, 24});
   }
 }
 
@@ -153,32 +129,32 @@ TEST_CASE("conv auto_pad SAME_UPPER, SAME_LOWER and VALID", "[unit][conv]") {
   SECTION("SAME_UPPER puts the extra pad at the end") {
     p.auto_pad = k::AutoPad::SameUpper;
     k::conv(p, ramp5(), ones2, nullptr, y);
-    check_conv_values(y, {1, 1, 5}, {3, 5, 7, 9, 5});
+    canary::test::check_values(y, {1, 1, 5}, {3, 5, 7, 9, 5});
   }
   SECTION("SAME_LOWER puts the extra pad at the start") {
     p.auto_pad = k::AutoPad::SameLower;
     k::conv(p, ramp5(), ones2, nullptr, y);
-    check_conv_values(y, {1, 1, 5}, {1, 3, 5, 7, 9});
+    canary::test::check_values(y, {1, 1, 5}, {1, 3, 5, 7, 9});
   }
   SECTION("SAME_UPPER with stride 2 gives ceil(in / stride) outputs") {
     // total pad (3-1)*2 + 3 - 5 = 2, one each side: [0,1,2,3,4,5,0].
     p.auto_pad = k::AutoPad::SameUpper;
     p.strides = {2};
     k::conv(p, ramp5(), Tensor::from_vector<float>({1, 1, 1}, {1, 1, 3}), nullptr, y);
-    check_conv_values(y, {1, 1, 3}, {3, 9, 9});
+    canary::test::check_values(y, {1, 1, 3}, {3, 9, 9});
   }
   SECTION("SAME_UPPER 2-D with stride 2") {
     // in 4, k 3, s 2: out 2, total pad 1 at the end of each axis.
     p.auto_pad = k::AutoPad::SameUpper;
     p.strides = {2, 2};
     k::conv(p, image_4x4(), Tensor::from_vector<float>(std::vector<float>(9, 1.0f), {1, 1, 3, 3}), nullptr, y);
-    check_conv_values(y, {1, 1, 2, 2}, {54, 45, 72, 54});
+    canary::test::check_values(y, {1, 1, 2, 2}, {54, 45, 72, 54});
   }
   SECTION("VALID ignores pads") {
     p.auto_pad = k::AutoPad::Valid;
     p.pads = {3, 3};
     k::conv(p, ramp5(), ones2, nullptr, y);
-    check_conv_values(y, {1, 1, 4}, {3, 5, 7, 9});
+    canary::test::check_values(y, {1, 1, 4}, {3, 5, 7, 9});
   }
 }
 
@@ -193,50 +169,70 @@ TEST_CASE("conv rejects bad channels, groups, kernels and sizes", "[unit][conv]"
   k::ConvParams p;
   Tensor y;
   const Tensor x3 = Tensor::empty(DType::F32, {1, 3, 5});
-  check_conv_error(
+  canary::test::require_error(
       [&] {
         k::conv(p, x3, Tensor::empty(DType::F32, {1, 2, 3}), nullptr, y);
       },
       ErrorKind::Shape, {"Conv", "[1, 3, 5]", "[1, 2, 3]"});
   p.group = 2;
-  check_conv_error(
+  canary::test::require_error(
       [&] {
         k::conv(p, Tensor::empty(DType::F32, {1, 2, 5}), Tensor::empty(DType::F32, {3, 1, 3}), nullptr, y);
       },
       ErrorKind::Shape, {"group 2"});
   p.group = 1;
   p.kernel_shape = {2};
-  check_conv_error(
+  canary::test::require_error(
       [&] {
         k::conv(p, ramp5(), Tensor::empty(DType::F32, {1, 1, 3}), nullptr, y);
       },
       ErrorKind::Shape, {"kernel_shape", "[2]", "[1, 1, 3]"});
   p.kernel_shape = {};
-  check_conv_error(
+  canary::test::require_error(
       [&] {
         k::conv(p, Tensor::empty(DType::F32, {1, 1, 2}), Tensor::empty(DType::F32, {1, 1, 3}), nullptr, y);
       },
       ErrorKind::Shape, {"input length 2", "kernel 3", "pads 0+0"});
   const Tensor b_bad = Tensor::empty(DType::F32, {2});
-  check_conv_error(
+  canary::test::require_error(
       [&] {
         k::conv(p, ramp5(), Tensor::empty(DType::F32, {1, 1, 3}), &b_bad, y);
       },
       ErrorKind::Shape, {"'B'", "[1]", "[2]"});
-  check_conv_error(
+  canary::test::require_error(
       [&] {
         k::conv(p, Tensor::empty(DType::F32, {1, 5}), Tensor::empty(DType::F32, {1, 3}), nullptr, y);
       },
       ErrorKind::Shape, {"rank"});
-  check_conv_error(
+  canary::test::require_error(
       [&] {
         k::conv(p, Tensor::empty(DType::I64, {1, 1, 5}), Tensor::empty(DType::I64, {1, 1, 3}), nullptr, y);
       },
       ErrorKind::Input, {"Conv", "i64"});
   p.pads = {1};
-  check_conv_error(
+  canary::test::require_error(
       [&] {
         k::conv(p, ramp5(), Tensor::empty(DType::F32, {1, 1, 3}), nullptr, y);
       },
       ErrorKind::Model, {"pads"});
+}
+
+TEST_CASE("conv with int64-overflowing pads, dilations, strides or groups is a shape error", "[unit][conv]") {
+  const Tensor w = Tensor::from_vector<float>({1, 0, -1}, {1, 1, 3});
+  const std::int64_t huge = std::int64_t{1} << 62;
+  Tensor y;
+  k::ConvParams pads;
+  pads.pads = {huge, huge};
+  canary::test::require_error([&] { k::conv(pads, ramp5(), w, nullptr, y); }, ErrorKind::Shape, {"overflows"});
+  k::ConvParams dilation;
+  dilation.dilations = {huge};
+  canary::test::require_error([&] { k::conv(dilation, ramp5(), w, nullptr, y); }, ErrorKind::Shape, {"overflows"});
+  k::ConvParams same;
+  same.auto_pad = k::AutoPad::SameUpper;
+  same.strides = {huge};
+  same.dilations = {huge};
+  canary::test::require_error([&] { k::conv(same, ramp5(), w, nullptr, y); }, ErrorKind::Shape, {"overflows"});
+  k::ConvParams groups;
+  groups.group = huge;
+  canary::test::require_error([&] { k::conv(groups, ramp5(), w, nullptr, y); }, ErrorKind::Shape, {"channels"});
 }

@@ -7,6 +7,7 @@
 
 #include "canary/error.h"
 #include "kernels/reference.h"
+#include "tests/kernels/tensor_checks.h"
 
 using canary::DType;
 using canary::Error;
@@ -78,21 +79,6 @@ std::vector<double> reverse_time(const std::vector<double>& x, std::int64_t T, s
   std::vector<double> out;
   for (std::int64_t t = T; t-- > 0;) out.insert(out.end(), x.begin() + t * row, x.begin() + (t + 1) * row);
   return out;
-}
-
-// Runs fn and checks it throws canary::Error of the kind with every fragment in the message.
-template <typename Fn>
-void check_lstm_error(Fn fn, ErrorKind kind, const std::vector<std::string>& fragments) {
-  try {
-    fn();
-    FAIL("expected canary::Error");
-  } catch (const Error& e) {
-    CHECK(e.kind() == kind);
-    for (const auto& f : fragments) {
-      INFO("message: " << e.what() << ", missing: " << f);
-      CHECK(std::string(e.what()).find(f) != std::string::npos);
-    }
-  }
 }
 
 // Scalar weights of the one-unit hand-computed case, gate order i, o, f, c.
@@ -335,27 +321,27 @@ TEST_CASE("lstm rejects bad shapes, lengths and dtypes", "[unit][lstm]") {
   auto call = [&](const Tensor& xx, const Tensor& ww, const Tensor& rr, const LstmExtras& e) {
     k::lstm(p, xx, ww, rr, e.b, e.lens, e.h0, e.c0, e.p, &out.y, &out.y_h, &out.y_c);
   };
-  check_lstm_error(
+  canary::test::require_error(
       [&] {
         call(x, Tensor::empty(DType::F32, {1, 8, 3}), r, {});
       },
       ErrorKind::Shape, {"'W'", "[1, 8, 4]", "[1, 8, 3]"});
-  check_lstm_error(
+  canary::test::require_error(
       [&] {
         call(x, w, Tensor::empty(DType::F32, {1, 4, 2}), {});
       },
       ErrorKind::Shape, {"'R'", "[1, 8, 2]", "[1, 4, 2]"});
   const Tensor b_bad = Tensor::empty(DType::F32, {1, 8});
-  check_lstm_error([&] { call(x, w, r, {.b = &b_bad}); }, ErrorKind::Shape, {"'B'", "[1, 16]", "[1, 8]"});
+  canary::test::require_error([&] { call(x, w, r, {.b = &b_bad}); }, ErrorKind::Shape, {"'B'", "[1, 16]", "[1, 8]"});
   const Tensor h_bad = Tensor::empty(DType::F32, {1, 2, 2});
-  check_lstm_error([&] { call(x, w, r, {.h0 = &h_bad}); }, ErrorKind::Shape, {"'initial_h'", "[1, 1, 2]"});
+  canary::test::require_error([&] { call(x, w, r, {.h0 = &h_bad}); }, ErrorKind::Shape, {"'initial_h'", "[1, 1, 2]"});
   const Tensor long_len = Tensor::from_vector<std::int32_t>({4}, {1});
-  check_lstm_error([&] { call(x, w, r, {.lens = &long_len}); }, ErrorKind::Input, {"sequence_lens", "4"});
+  canary::test::require_error([&] { call(x, w, r, {.lens = &long_len}); }, ErrorKind::Input, {"sequence_lens", "4"});
   const Tensor negative_len = Tensor::from_vector<std::int64_t>({-1}, {1});
-  check_lstm_error([&] { call(x, w, r, {.lens = &negative_len}); }, ErrorKind::Input, {"sequence_lens"});
+  canary::test::require_error([&] { call(x, w, r, {.lens = &negative_len}); }, ErrorKind::Input, {"sequence_lens"});
   const Tensor float_len = Tensor::from_vector<float>({1}, {1});
-  check_lstm_error([&] { call(x, w, r, {.lens = &float_len}); }, ErrorKind::Input, {"sequence_lens"});
-  check_lstm_error([&] { call(Tensor::empty(DType::I64, {3, 1, 4}), w, r, {}); }, ErrorKind::Input, {"LSTM", "i64"});
-  check_lstm_error([&] { call(x, Tensor::empty(DType::F64, {1, 8, 4}), r, {}); }, ErrorKind::Input, {"'W'"});
-  check_lstm_error([&] { call(Tensor::empty(DType::F32, {3, 4}), w, r, {}); }, ErrorKind::Shape, {"'X'"});
+  canary::test::require_error([&] { call(x, w, r, {.lens = &float_len}); }, ErrorKind::Input, {"sequence_lens"});
+  canary::test::require_error([&] { call(Tensor::empty(DType::I64, {3, 1, 4}), w, r, {}); }, ErrorKind::Input, {"LSTM", "i64"});
+  canary::test::require_error([&] { call(x, Tensor::empty(DType::F64, {1, 8, 4}), r, {}); }, ErrorKind::Input, {"'W'"});
+  canary::test::require_error([&] { call(Tensor::empty(DType::F32, {3, 4}), w, r, {}); }, ErrorKind::Shape, {"'X'"});
 }

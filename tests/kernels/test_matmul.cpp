@@ -6,6 +6,7 @@
 
 #include "canary/error.h"
 #include "kernels/reference.h"
+#include "tests/kernels/tensor_checks.h"
 
 using canary::DType;
 using canary::Error;
@@ -15,31 +16,6 @@ using canary::Tensor;
 namespace k = canary::kernels;
 
 namespace {
-
-// Checks y's shape and every element against the expected values.
-void check_values(const Tensor& y, const Shape& shape, const std::vector<double>& want, double tol = 1e-5) {
-  REQUIRE(y.shape() == shape);
-  REQUIRE(y.numel() == static_cast<std::int64_t>(want.size()));
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    INFO("element " << i);
-    CHECK(std::abs(y.element_as_double(static_cast<std::int64_t>(i)) - want[i]) <= tol);
-  }
-}
-
-// Runs fn and checks it throws canary::Error of the kind with every fragment in the message.
-template <typename Fn>
-void check_error(Fn fn, ErrorKind kind, const std::vector<std::string>& fragments) {
-  try {
-    fn();
-    FAIL("expected canary::Error");
-  } catch (const Error& e) {
-    CHECK(e.kind() == kind);
-    for (const auto& f : fragments) {
-      INFO("message: " << e.what() << ", missing: " << f);
-      CHECK(std::string(e.what()).find(f) != std::string::npos);
-    }
-  }
-}
 
 const std::vector<float> kA23{1, 2, 3, 4, 5, 6};     // [[1,2,3],[4,5,6]]
 const std::vector<float> kB32{7, 8, 9, 10, 11, 12};  // [[7,8],[9,10],[11,12]]
@@ -51,7 +27,7 @@ TEST_CASE("matmul of [2,3] and [3,2]", "[unit][matmul]") {
   Tensor y;
   k::matmul(Tensor::from_vector(kA23, {2, 3}), Tensor::from_vector(kB32, {3, 2}), y);
   CHECK(y.dtype() == DType::F32);
-  check_values(y, {2, 2}, kAB);
+  canary::test::check_values(y, {2, 2}, kAB);
 }
 
 TEST_CASE("matmul in f64 gives the same exact products", "[unit][matmul]") {
@@ -59,28 +35,28 @@ TEST_CASE("matmul in f64 gives the same exact products", "[unit][matmul]") {
   Tensor y;
   k::matmul(Tensor::from_vector(a, {2, 3}), Tensor::from_vector(b, {3, 2}), y);
   CHECK(y.dtype() == DType::F64);
-  check_values(y, {2, 2}, kAB, 0.0);
+  canary::test::check_values(y, {2, 2}, kAB, 0.0);
 }
 
 TEST_CASE("matmul promotes and squeezes 1-D operands", "[unit][matmul]") {
   Tensor y;
   SECTION("vector times matrix") {
     k::matmul(Tensor::from_vector<float>({1, 2, 3}, {3}), Tensor::from_vector(kB32, {3, 2}), y);
-    check_values(y, {2}, {58, 64});
+    canary::test::check_values(y, {2}, {58, 64});
   }
   SECTION("matrix times vector") {
     k::matmul(Tensor::from_vector(kA23, {2, 3}), Tensor::from_vector<float>({1, 1, 1}, {3}), y);
-    check_values(y, {2}, {6, 15});
+    canary::test::check_values(y, {2}, {6, 15});
   }
   SECTION("vector times vector is a scalar") {
     k::matmul(Tensor::from_vector<float>({1, 2, 3}, {3}), Tensor::from_vector<float>({4, 5, 6}, {3}), y);
-    check_values(y, {}, {32});
+    canary::test::check_values(y, {}, {32});
   }
   SECTION("vector times a batch of matrices") {
     // b[j] = [[s, 0], [0, s], [1, 1]] with s = j + 1; [1, 2, 3] * b[j] = [s + 3, 2s + 3].
     k::matmul(Tensor::from_vector<float>({1, 2, 3}, {3}),
               Tensor::from_vector<float>({1, 0, 0, 1, 1, 1, 2, 0, 0, 2, 1, 1}, {2, 3, 2}), y);
-    check_values(y, {2, 2}, {4, 5, 5, 7});
+    canary::test::check_values(y, {2, 2}, {4, 5, 5, 7});
   }
 }
 
@@ -103,38 +79,38 @@ TEST_CASE("matmul broadcasts batch dims [2,1,2,3] x [3,3,4]", "[unit][matmul]") 
         for (int c = 0; c < 4; ++c) want.push_back((i + 1) * (100.0 * j + 10 * r + c));
   Tensor y;
   k::matmul(Tensor::from_vector(a, {2, 1, 2, 3}), Tensor::from_vector(b, {3, 3, 4}), y);
-  check_values(y, {2, 3, 2, 4}, want);
+  canary::test::check_values(y, {2, 3, 2, 4}, want);
 }
 
 TEST_CASE("matmul with an empty inner dimension gives zeros", "[unit][matmul]") {
   Tensor y;
   k::matmul(Tensor::empty(DType::F32, {2, 0}), Tensor::empty(DType::F32, {0, 3}), y);
-  check_values(y, {2, 3}, {0, 0, 0, 0, 0, 0});
+  canary::test::check_values(y, {2, 3}, {0, 0, 0, 0, 0, 0});
 }
 
 TEST_CASE("matmul rejects mismatched K, bad batch dims and dtypes", "[unit][matmul]") {
   Tensor y;
-  check_error(
+  canary::test::require_error(
       [&] {
         k::matmul(Tensor::empty(DType::F32, {2, 3}), Tensor::empty(DType::F32, {4, 2}), y);
       },
       ErrorKind::Shape, {"MatMul", "[2, 3]", "[4, 2]"});
-  check_error(
+  canary::test::require_error(
       [&] {
         k::matmul(Tensor::empty(DType::F32, {2, 2, 3}), Tensor::empty(DType::F32, {3, 3, 2}), y);
       },
       ErrorKind::Shape, {});
-  check_error(
+  canary::test::require_error(
       [&] {
         k::matmul(Tensor::empty(DType::I64, {2, 3}), Tensor::empty(DType::I64, {3, 2}), y);
       },
       ErrorKind::Input, {"MatMul", "i64"});
-  check_error(
+  canary::test::require_error(
       [&] {
         k::matmul(Tensor::empty(DType::F32, {2, 3}), Tensor::empty(DType::F64, {3, 2}), y);
       },
       ErrorKind::Input, {"MatMul"});
-  check_error(
+  canary::test::require_error(
       [&] {
         k::matmul(Tensor::scalar<float>(1), Tensor::empty(DType::F32, {1, 2}), y);
       },
@@ -149,16 +125,16 @@ TEST_CASE("gemm with and without transposes", "[unit][gemm]") {
   Tensor y;
   k::GemmParams p;
   k::gemm(p, a, b, nullptr, y);
-  check_values(y, {2, 2}, kAB);
+  canary::test::check_values(y, {2, 2}, kAB);
   p.trans_a = true;
   k::gemm(p, a_t, b, nullptr, y);
-  check_values(y, {2, 2}, kAB);
+  canary::test::check_values(y, {2, 2}, kAB);
   p.trans_b = true;
   k::gemm(p, a_t, b_t, nullptr, y);
-  check_values(y, {2, 2}, kAB);
+  canary::test::check_values(y, {2, 2}, kAB);
   p.trans_a = false;
   k::gemm(p, a, b_t, nullptr, y);
-  check_values(y, {2, 2}, kAB);
+  canary::test::check_values(y, {2, 2}, kAB);
 }
 
 TEST_CASE("gemm applies alpha, beta and broadcasts c", "[unit][gemm]") {
@@ -171,24 +147,24 @@ TEST_CASE("gemm applies alpha, beta and broadcasts c", "[unit][gemm]") {
   SECTION("c of shape [N]") {
     const Tensor c = Tensor::from_vector<float>({10, 20}, {2});
     k::gemm(p, a, b, &c, y);
-    check_values(y, {2, 2}, {121, 138, 283, 318});
+    canary::test::check_values(y, {2, 2}, {121, 138, 283, 318});
   }
   SECTION("c of shape [M, 1]") {
     const Tensor c = Tensor::from_vector<float>({2, 4}, {2, 1});
     k::gemm(p, a, b, &c, y);
-    check_values(y, {2, 2}, {117, 129, 280, 310});
+    canary::test::check_values(y, {2, 2}, {117, 129, 280, 310});
   }
   SECTION("scalar c") {
     const Tensor c = Tensor::scalar<float>(6);
     k::gemm(p, a, b, &c, y);
-    check_values(y, {2, 2}, {119, 131, 281, 311});
+    canary::test::check_values(y, {2, 2}, {119, 131, 281, 311});
   }
   SECTION("c of shape [M, N] in f64") {
     const std::vector<double> av(kA23.begin(), kA23.end()), bv(kB32.begin(), kB32.end());
     const Tensor c = Tensor::from_vector<double>({1, 2, 3, 4}, {2, 2});
     k::gemm(p, Tensor::from_vector(av, {2, 3}), Tensor::from_vector(bv, {3, 2}), &c, y);
     CHECK(y.dtype() == DType::F64);
-    check_values(y, {2, 2}, {116.5, 129, 279.5, 310}, 0.0);
+    canary::test::check_values(y, {2, 2}, {116.5, 129, 279.5, 310}, 0.0);
   }
 }
 
@@ -198,13 +174,13 @@ TEST_CASE("gemm rejects bad ranks, K and c shapes", "[unit][gemm]") {
   Tensor y;
   k::GemmParams p;
   const Tensor c3 = Tensor::empty(DType::F32, {3});
-  check_error([&] { k::gemm(p, a, b, &c3, y); }, ErrorKind::Shape, {"Gemm", "'C'", "[3]", "[2, 2]"});
+  canary::test::require_error([&] { k::gemm(p, a, b, &c3, y); }, ErrorKind::Shape, {"Gemm", "'C'", "[3]", "[2, 2]"});
   const Tensor c_big = Tensor::empty(DType::F32, {1, 2, 2});
-  check_error([&] { k::gemm(p, a, b, &c_big, y); }, ErrorKind::Shape, {"Gemm"});
-  check_error([&] { k::gemm(p, Tensor::empty(DType::F32, {1, 2, 3}), b, nullptr, y); }, ErrorKind::Shape, {"Gemm"});
+  canary::test::require_error([&] { k::gemm(p, a, b, &c_big, y); }, ErrorKind::Shape, {"Gemm"});
+  canary::test::require_error([&] { k::gemm(p, Tensor::empty(DType::F32, {1, 2, 3}), b, nullptr, y); }, ErrorKind::Shape, {"Gemm"});
   p.trans_b = true;
-  check_error([&] { k::gemm(p, a, b, nullptr, y); }, ErrorKind::Shape, {"Gemm", "[2, 3]", "[3, 2]"});
-  check_error(
+  canary::test::require_error([&] { k::gemm(p, a, b, nullptr, y); }, ErrorKind::Shape, {"Gemm", "[2, 3]", "[3, 2]"});
+  canary::test::require_error(
       [&] {
         k::gemm(k::GemmParams{}, Tensor::empty(DType::I32, {2, 3}), Tensor::empty(DType::I32, {3, 2}), nullptr, y);
       },

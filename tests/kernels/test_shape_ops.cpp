@@ -292,3 +292,16 @@ TEST_CASE("copying shape ops reuse the output buffer", "[unit][shape_ops]") {
   CHECK(y.raw() == first);
   CHECK(values_of<float>(y) == V{2, 0, 1, 5, 3, 4});
 }
+
+TEST_CASE("slice with extreme steps selects one element without overflow", "[unit][slice]") {
+  const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {4});
+  const I64 big = std::numeric_limits<I64>::max(), small = std::numeric_limits<I64>::min();
+  const Tensor axes = ints({0});
+  Tensor y;
+  const Tensor forward = ints({big});
+  slice(x, ints({0}), ints({big}), &axes, &forward, y);
+  CHECK(values_of<float>(y) == V{1});
+  const Tensor backward = ints({small});
+  slice(x, ints({-1}), ints({small}), &axes, &backward, y);
+  CHECK(values_of<float>(y) == V{4});
+}

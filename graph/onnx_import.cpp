@@ -1,0 +1,122 @@
+// The ONNX import pipeline: parse the bytes, check the opsets, import the
+// graphs, infer shapes. Also the one place that maps ONNX op names to ops.
+#include "graph/onnx_import.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <climits>
+#include <fstream>
+#include <sstream>
+
+#include "graph/onnx_import_internal.h"
+#include "graph/op_registry.h"
+
+namespace canary::graph {
+namespace onnx_import {
+namespace {
+
+// Protobuf's nesting limit: each subgraph level costs three messages (graph,
+// node, attribute), so this leaves room for kMaxSubgraphDepth levels and lets
+// the importer report deeper nesting by name.
+constexpr int kProtobufRecursionLimit = 3 * kMaxSubgraphDepth + 64;
+
+// The first version of an op in the default domain, where it is above 13.
+std::int64_t introduced_in(OpKind op) {
+  switch (op) {
+    case OpKind::LayerNormalization:
+      return 17;
+    case OpKind::Gelu:
+      return 20;
+    default:
+      return 1;
+  }
+}
+
+// Parses a ModelProto; Error(Model) when the bytes are not one.
+onnx::ModelProto parse_model(std::string_view bytes) {
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX)) fail("file is larger than 2 GiB, which protobuf cannot parse");
+  google::protobuf::io::CodedInputStream input(reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                               static_cast<int>(bytes.size()));
+  input.SetRecursionLimit(kProtobufRecursionLimit);
+  onnx::ModelProto model;
+  if (!model.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
+    fail("not a valid ONNX model (protobuf parsing failed: truncated or corrupt file)");
+  }
+  if (!model.has_graph()) fail("the model has no graph");
+  return model;
+}
+
+// The default-domain opset, which must be within the supported range.
+std::int64_t default_opset(const onnx::ModelProto& model) {
+  std::optional<std::int64_t> version;
+  for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
+    if (!id.domain().empty() && id.domain() != "ai.onnx") continue;
+    if (id.version() < kMinOpset || id.version() > kMaxOpset) {
+      fail("unsupported opset " + std::to_string(id.version()) + " for domain '' (supported " +
+           std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+    }
+    version = id.version();
+  }
+  if (!version) fail("the model imports no opset for domain '' (supported 13 to 17)");
+  return *version;
+}
+
+}  // namespace
+
+// Error(Model) with the text.
+void fail(const std::string& text) { throw Error(ErrorKind::Model, text); }
+
+// "node 'NAME' (OpType)".
+std::string describe_node(const onnx::NodeProto& node) {
+  std::string name = node.name();
+  for (int i = 0; name.empty() && i < node.output_size(); ++i) name = node.output(i);
+  return "node '" + name + "' (" + node.op_type() + ")";
+}
+
+// Constant nodes are imported as graph constants.
+bool is_constant_node(const onnx::NodeProto& node) {
+  return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
+}
+
+// Maps the op type to an OpKind, checking domain and opset.
+OpKind op_of_node(const onnx::NodeProto& node, std::int64_t opset) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    fail(describe_node(node) + ": domain '" + node.domain() + "' is not supported (only the default ONNX domain is)");
+  }
+  std::optional<OpKind> op = find_op(node.op_type());
+  if (!op) fail(describe_node(node) + ": unknown op");
+  if (introduced_in(*op) > opset) {
+    fail(describe_node(node) + ": unknown op in opset " + std::to_string(opset) + " (it exists from opset " +
+         std::to_string(introduced_in(*op)) + ")");
+  }
+  return *op;
+}
+
+}  // namespace onnx_import
+
+// parse -> check opsets -> import graphs -> infer shapes; errors name the source.
+std::shared_ptr<Graph> import_onnx(std::string_view bytes, std::string_view source_name) {
+  using namespace onnx_import;
+  try {
+    onnx::ModelProto model = parse_model(bytes);
+    ImportContext ctx;
+    ctx.opset = default_opset(model);
+    std::shared_ptr<Graph> graph = import_main_graph(model.graph(), ctx);
+    infer_shapes(*graph);
+    return graph;
+  } catch (const Error& e) {
+    throw Error(e.kind(), std::string(source_name) + ": " + e.detail());
+  }
+}
+
+// Reads the whole file, then imports it.
+std::shared_ptr<Graph> import_onnx_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Model, "cannot read ONNX file '" + path + "'");
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) throw Error(ErrorKind::Model, "cannot read ONNX file '" + path + "'");
+  return import_onnx(contents.str(), path);
+}
+
+}  // namespace canary::graph

@@ -1,0 +1,23 @@
+// ONNX import: turns an ONNX model (.onnx, protobuf) into Canary's graph IR.
+// Default-domain opsets 13 to 17 are accepted; subgraphs (Loop, If, Scan)
+// become graph attributes with captures; the result has been through
+// infer_shapes. Every problem with the file is a canary::Error(Model) whose
+// message starts with the source name and names the node, tensor or input.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "graph/graph.h"
+
+namespace canary::graph {
+
+// Imports a serialized ModelProto. `source_name` prefixes error messages.
+std::shared_ptr<Graph> import_onnx(std::string_view bytes, std::string_view source_name = "<onnx>");
+
+// Reads a .onnx file and imports it; an unreadable file is Error(Model)
+// naming the path.
+std::shared_ptr<Graph> import_onnx_file(const std::string& path);
+
+}  // namespace canary::graph

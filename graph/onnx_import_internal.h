@@ -1,0 +1,81 @@
+// Internals of the ONNX importer shared by its translation units: the
+// model-wide import state and the stages (tensors, attributes, node order,
+// graphs). Only the importer's .cpp files include this (it pulls in ONNX).
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "canary/error.h"
+#include "graph/graph.h"
+
+namespace canary::graph::onnx_import {
+
+// Subgraphs (Loop, If, Scan bodies) nest at most this deep.
+inline constexpr int kMaxSubgraphDepth = 64;
+// The default-domain opsets the importer accepts.
+inline constexpr std::int64_t kMinOpset = 13;
+inline constexpr std::int64_t kMaxOpset = 17;
+
+// State shared by every graph of one model.
+struct ImportContext {
+  std::int64_t opset = kMinOpset;
+  std::shared_ptr<SymbolTable> symbols = std::make_shared<SymbolTable>();
+  std::map<std::string, std::string, std::less<>> dim_params;  // ONNX dim_param -> symbol name
+};
+
+// Throws Error(Model) with the text (the pipeline prefixes the source name).
+[[noreturn]] void fail(const std::string& text);
+// "node 'NAME' (OpType)"; an unnamed node is named by its first output.
+std::string describe_node(const onnx::NodeProto& node);
+
+// --- onnx_import.cpp: the one place that compares ONNX op names ----------
+// True for an ONNX Constant node (imported as a graph constant, not an op).
+bool is_constant_node(const onnx::NodeProto& node);
+// The op of a node in the model's opset, or Error(Model) naming node, op
+// type and the reason (unknown op, other domain, op not in this opset).
+OpKind op_of_node(const onnx::NodeProto& node, std::int64_t opset);
+
+// --- onnx_tensors.cpp -----------------------------------------------------
+// The DType of an ONNX element type; Error(Model) naming `what` and the type.
+DType dtype_from_onnx(std::int64_t elem_type, const std::string& what);
+// Copies a TensorProto (raw_data or typed fields) into a Tensor after
+// checking dims, element counts and data location; `what` names it in errors.
+Tensor tensor_from_onnx(const onnx::TensorProto& proto, const std::string& what);
+
+// --- onnx_attributes.cpp --------------------------------------------------
+// Imports one graph attribute (the body of a Loop, a branch of an If).
+using SubgraphImport = std::function<std::shared_ptr<Graph>(const std::string& attr_name, const onnx::GraphProto&)>;
+// Converts a node's attributes to IR attributes of `op`, checking names and
+// types against the op's schema and applying the ONNX-to-IR conversions.
+Attributes attributes_from_onnx(const onnx::NodeProto& node, OpKind op, const SubgraphImport& import_subgraph);
+// The tensor a Constant node defines.
+Tensor constant_node_value(const onnx::NodeProto& node);
+// An int attribute of a node, or `fallback` when absent.
+std::int64_t int_attribute(const onnx::NodeProto& node, std::string_view name, std::int64_t fallback);
+// An ints attribute of a node, or empty when absent.
+std::vector<std::int64_t> ints_attribute(const onnx::NodeProto& node, std::string_view name);
+
+// --- onnx_node_order.cpp --------------------------------------------------
+// The names a graph reads but does not define (its inputs from enclosing
+// scopes), including those of nested subgraphs.
+std::set<std::string> free_names(const onnx::GraphProto& graph, int depth);
+// The node indices of a graph in a topological order (Kahn, stable): a
+// node's inputs and its subgraphs' free names come first. Duplicate output
+// names and cycles are Error(Model) naming a node.
+std::vector<int> topological_order(const onnx::GraphProto& graph, int depth);
+
+// --- onnx_graph_import.cpp ------------------------------------------------
+// Imports the main graph (and, recursively, its subgraphs) without shape
+// inference.
+std::shared_ptr<Graph> import_main_graph(const onnx::GraphProto& graph, ImportContext& ctx);
+
+}  // namespace canary::graph::onnx_import

@@ -1,0 +1,223 @@
+// oneDNN MatMul (NumPy semantics, batch broadcasting) and Gemm (ONNX) for f32.
+//
+// MatMul pads both operands to one rank (1-D operands become [1, K] / [K, 1],
+// missing batch dims become 1) and relies on oneDNN matmul broadcasting size-1
+// batch dims. Gemm expresses transposes as strides, alpha as an output scale
+// and beta * C as a broadcast binary-add post-op (followed by a linear eltwise
+// when beta != 1). Shapes are checked without throwing: anything the
+// reference kernel would reject returns false so its error message is kept.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/onednn.h"
+#include "kernels/onednn/engine.h"
+#include "kernels/onednn/plain_layout.h"
+#include "kernels/onednn/primitive_cache.h"
+
+namespace canary::kernels {
+namespace {
+
+using onednn::CachedPrimitive;
+using onednn::PrimitiveKey;
+using onednn::PrimitiveKind;
+
+constexpr std::size_t kMaxRank = DNNL_MAX_NDIMS;
+using Dims = std::array<std::int64_t, kMaxRank>;
+
+// A matmul with both operands padded to `rank` dims, and the NumPy output shape.
+struct MatmulPlan {
+  std::size_t rank = 0;
+  Dims a{}, b{}, y{};
+  Dims out{};
+  std::size_t out_rank = 0;
+  std::int64_t k = 0;
+
+  std::span<const std::int64_t> a_dims() const { return {a.data(), rank}; }
+  std::span<const std::int64_t> b_dims() const { return {b.data(), rank}; }
+  std::span<const std::int64_t> y_dims() const { return {y.data(), rank}; }
+  std::span<const std::int64_t> out_shape() const { return {out.data(), out_rank}; }
+};
+
+// Copies `shape` right-aligned into the first `rank` entries of `dims`, padding with 1s.
+void pad_dims(std::span<const std::int64_t> shape, std::size_t rank, Dims& dims) {
+  std::fill(dims.begin(), dims.begin() + rank, 1);
+  std::copy(shape.begin(), shape.end(), dims.begin() + (rank - shape.size()));
+}
+
+// Broadcasts one batch dim pair; false when they are incompatible.
+bool broadcast_dim(std::int64_t a, std::int64_t b, std::int64_t& out) {
+  if (a != b && a != 1 && b != 1) return false;
+  out = a == 1 ? b : a;
+  return true;
+}
+
+// Pads and checks the operands; false where the reference kernel would throw or oneDNN has no room.
+bool plan_matmul(const Tensor& a, const Tensor& b, MatmulPlan& p) {
+  const std::size_t ra = a.shape().size(), rb = b.shape().size();
+  if (ra == 0 || rb == 0) return false;
+  p.rank = std::max<std::size_t>({ra, rb, 2});
+  if (p.rank > kMaxRank) return false;
+  const std::int64_t unit_a[2] = {1, ra == 1 ? a.dim(0) : 0};
+  const std::int64_t unit_b[2] = {rb == 1 ? b.dim(0) : 0, 1};
+  pad_dims(ra == 1 ? std::span<const std::int64_t>(unit_a) : std::span<const std::int64_t>(a.shape()), p.rank, p.a);
+  pad_dims(rb == 1 ? std::span<const std::int64_t>(unit_b) : std::span<const std::int64_t>(b.shape()), p.rank, p.b);
+  const std::size_t r = p.rank;
+  p.k = p.a[r - 1];
+  if (p.b[r - 2] != p.k) return false;
+  for (std::size_t i = 0; i + 2 < r; ++i)
+    if (!broadcast_dim(p.a[i], p.b[i], p.y[i])) return false;
+  p.y[r - 2] = p.a[r - 2];
+  p.y[r - 1] = p.b[r - 1];
+  p.out_rank = 0;
+  for (std::size_t i = 0; i + 2 < r; ++i) p.out[p.out_rank++] = p.y[i];
+  if (ra != 1) p.out[p.out_rank++] = p.y[r - 2];
+  if (rb != 1) p.out[p.out_rank++] = p.y[r - 1];
+  return true;
+}
+
+// True when a shape has a zero dim.
+bool has_zero_dim(std::span<const std::int64_t> dims) {
+  return std::find(dims.begin(), dims.end(), 0) != dims.end();
+}
+
+// Creates the matmul primitive for a plan.
+CachedPrimitive make_matmul(const MatmulPlan& p) {
+  const dnnl::memory::desc a_md = onednn::row_major_desc(p.a_dims());
+  const dnnl::memory::desc b_md = onednn::row_major_desc(p.b_dims());
+  const dnnl::memory::desc y_md = onednn::row_major_desc(p.y_dims());
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), onednn::cpu_engine());
+  CachedPrimitive entry{dnnl::matmul(pd)};
+  entry.add_argument(DNNL_ARG_SRC, a_md);
+  entry.add_argument(DNNL_ARG_WEIGHTS, b_md);
+  entry.add_argument(DNNL_ARG_DST, y_md);
+  return entry;
+}
+
+// The shapes of a Gemm after transposes, and how C is read.
+struct GemmPlan {
+  std::int64_t m = 0, k = 0, n = 0;
+  bool use_c = false;
+  std::array<std::int64_t, 2> c_dims{1, 1};
+};
+
+// Checks ranks, inner dims and C's unidirectional broadcast like the reference kernel.
+bool plan_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Tensor* c, GemmPlan& g) {
+  if (a.rank() != 2 || b.rank() != 2) return false;
+  g.m = p.trans_a ? a.dim(1) : a.dim(0);
+  g.k = p.trans_a ? a.dim(0) : a.dim(1);
+  g.n = p.trans_b ? b.dim(0) : b.dim(1);
+  if ((p.trans_b ? b.dim(1) : b.dim(0)) != g.k) return false;
+  if (c == nullptr) return true;
+  if (c->rank() > 2) return false;
+  const std::int64_t target[2] = {g.m, g.n};
+  for (int i = 0; i < c->rank(); ++i) {
+    const std::int64_t want = target[2 - c->rank() + i];
+    if (c->dim(i) != want && c->dim(i) != 1) return false;
+    g.c_dims[2 - c->rank() + i] = c->dim(i);
+  }
+  g.use_c = p.beta != 0.0;
+  return true;
+}
+
+// Output scale and post-ops: alpha * AB + beta * C as beta * ((alpha / beta) * AB + C).
+dnnl::primitive_attr gemm_attributes(const GemmParams& p, const GemmPlan& g, const dnnl::memory::desc& c_md) {
+  dnnl::primitive_attr attr;
+  const double scale = g.use_c && p.beta != 1.0 ? p.alpha / p.beta : p.alpha;
+  if (scale != 1.0) attr.set_output_scales(0, {static_cast<float>(scale)});
+  if (!g.use_c) return attr;
+  dnnl::post_ops ops;
+  ops.append_binary(dnnl::algorithm::binary_add, c_md);
+  if (p.beta != 1.0) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, static_cast<float>(p.beta), 0.0f);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+// Creates the Gemm primitive: transposes as strides, alpha and beta * C as attributes.
+CachedPrimitive make_gemm(const GemmParams& p, const GemmPlan& g) {
+  const std::int64_t a_dims[2] = {g.m, g.k}, b_dims[2] = {g.k, g.n}, y_dims[2] = {g.m, g.n};
+  const std::int64_t a_strides[2] = {p.trans_a ? 1 : g.k, p.trans_a ? g.m : 1};
+  const std::int64_t b_strides[2] = {p.trans_b ? 1 : g.n, p.trans_b ? g.k : 1};
+  const dnnl::memory::desc a_md = onednn::strided_desc(a_dims, a_strides);
+  const dnnl::memory::desc b_md = onednn::strided_desc(b_dims, b_strides);
+  const dnnl::memory::desc y_md = onednn::row_major_desc(y_dims);
+  const dnnl::memory::desc c_md = onednn::row_major_desc(g.c_dims);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), gemm_attributes(p, g, c_md),
+                                        onednn::cpu_engine());
+  CachedPrimitive entry{dnnl::matmul(pd)};
+  entry.add_argument(DNNL_ARG_SRC, a_md);
+  entry.add_argument(DNNL_ARG_WEIGHTS, b_md);
+  entry.add_argument(DNNL_ARG_DST, y_md);
+  if (g.use_c) entry.add_argument(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, c_md);
+  return entry;
+}
+
+// The cache key of a Gemm: transposes, dims, alpha, beta and C's broadcast shape.
+PrimitiveKey gemm_key(const GemmParams& p, const GemmPlan& g) {
+  PrimitiveKey key(PrimitiveKind::Gemm);
+  for (std::int64_t v : {std::int64_t(p.trans_a), std::int64_t(p.trans_b), g.m, g.k, g.n}) key.push(v);
+  key.push_double(p.alpha);
+  key.push(g.use_c);
+  if (g.use_c) {
+    key.push_double(p.beta);
+    key.push_list(g.c_dims);
+  }
+  return key;
+}
+
+}  // namespace
+
+// oneDNN matmul into y, or false when the case does not apply.
+bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y) {
+  onednn::thread_primitive_cache().count_call();
+  if (a.dtype() != DType::F32 || b.dtype() != DType::F32) return false;
+  MatmulPlan p;
+  if (!plan_matmul(a, b, p) || !onednn::dense_size_fits(p.y_dims())) return false;
+  if (has_zero_dim(p.y_dims())) {
+    y.reset(DType::F32, p.out_shape());
+    return true;
+  }
+  if (p.k == 0) return false;  // all-zero output: the reference fills it
+  PrimitiveKey key(PrimitiveKind::MatMul);
+  key.push_list(p.a_dims());
+  key.push_list(p.b_dims());
+  try {
+    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_matmul(p); });
+    y.reset(DType::F32, p.out_shape());
+    const std::array<const void*, 3> buffers{a.raw(), b.raw(), y.raw()};
+    prim.execute(buffers);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+// oneDNN Gemm into y, or false when the case does not apply.
+bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y) {
+  onednn::thread_primitive_cache().count_call();
+  if (a.dtype() != DType::F32 || b.dtype() != DType::F32 || (c && c->dtype() != DType::F32)) return false;
+  GemmPlan g;
+  if (!plan_gemm(p, a, b, c, g)) return false;
+  const std::int64_t out_shape[2] = {g.m, g.n};
+  if (g.m == 0 || g.n == 0) {
+    y.reset(DType::F32, out_shape);
+    return true;
+  }
+  if (g.k == 0) return false;
+  const PrimitiveKey key = gemm_key(p, g);
+  if (!key.valid()) return false;
+  try {
+    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_gemm(p, g); });
+    y.reset(DType::F32, out_shape);
+    const std::array<const void*, 4> buffers{a.raw(), b.raw(), y.raw(), g.use_c ? c->raw() : nullptr};
+    prim.execute(std::span<const void* const>(buffers.data(), g.use_c ? 4 : 3));
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+}  // namespace canary::kernels

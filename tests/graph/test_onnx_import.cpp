@@ -1,0 +1,193 @@
+// ONNX import into the graph IR: value types and symbols, attribute
+// conversions, initializers of every dtype, node order, subgraphs.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "graph/onnx_import.h"
+#include "tests/graph/onnx_fixtures.h"
+
+using namespace onnx_fixtures;
+using canary::DType;
+using canary::graph::Graph;
+using canary::graph::import_onnx;
+
+namespace {
+
+// The type text of a named value of a graph.
+std::string type_of(const Graph& g, const std::string& name) {
+  auto v = g.find_value(name);
+  REQUIRE(v);
+  return g.value(*v).type.to_string();
+}
+
+// The graph attribute of a node's attribute.
+const Graph& subgraph_of(const Graph& g, std::size_t node, const std::string& attr) {
+  return *std::get<std::shared_ptr<Graph>>(g.nodes().at(node).attrs.at(attr));
+}
+
+// A model of one node reading x and writing y.
+onnx::ModelProto one_node_model(const onnx::NodeProto& n, const onnx::ValueInfoProto& x, int out_type) {
+  return model(graph("g", {n}, {x}, {unshaped("y", out_type)}));
+}
+
+}  // namespace
+
+TEST_CASE("onnx: MLP imports with a sanitised dim_param symbol", "[unit][onnx]") {
+  auto g = import_onnx(bytes(mlp_model()), "mlp.onnx");
+  CHECK(type_of(*g, "x") == "f32[batch_size, 2]");
+  CHECK(type_of(*g, "y") == "f32[batch_size, 3]");
+  CHECK(g->symbols().contains("batch_size"));
+  REQUIRE(g->nodes().size() == 3);
+  CHECK(g->nodes()[0].name == "matmul");
+  CHECK(g->constants().size() == 2);
+  CHECK(g->inputs().size() == 1);
+}
+
+TEST_CASE("onnx: Shape-Gather-Unsqueeze-Concat-Reshape gives an exact symbolic type", "[unit][onnx]") {
+  auto g = import_onnx(bytes(shape_chain_model()), "chain.onnx");
+  const auto& y = g->value(g->outputs().at(0)).type;
+  REQUIRE(y.rank() == 2);
+  CHECK(y.shape[0].is_symbol());
+  CHECK(y.shape[0].symbol_name() == "N");
+  CHECK(y.shape[1].is_constant());
+  CHECK(y.shape[1].value() == 24);
+  CHECK(y.to_string() == "f32[N, 24]");
+}
+
+TEST_CASE("onnx: Conv1d keeps the dynamic length T", "[unit][onnx]") {
+  auto g = import_onnx(bytes(conv1d_model()), "conv.onnx");
+  CHECK(type_of(*g, "y") == "f32[1, 1, T]");
+  const auto& attrs = g->nodes().at(0).attrs;
+  CHECK(std::get<std::vector<std::int64_t>>(attrs.at("pads")) == std::vector<std::int64_t>{1, 1});
+}
+
+TEST_CASE("onnx: nodes out of topological order are sorted", "[unit][onnx]") {
+  onnx::ModelProto m = mlp_model();
+  auto* nodes = m.mutable_graph()->mutable_node();
+  std::reverse(nodes->begin(), nodes->end());
+  auto g = import_onnx(bytes(m), "reversed.onnx");
+  REQUIRE(g->nodes().size() == 3);
+  CHECK(g->nodes()[0].name == "matmul");
+  CHECK(g->nodes()[1].name == "add");
+  CHECK(g->nodes()[2].name == "relu");
+}
+
+TEST_CASE("onnx: Cast's integer `to` becomes a dtype name", "[unit][onnx]") {
+  auto g = import_onnx(bytes(one_node_model(node("Cast", {"x"}, {"y"}, {attr_int("to", kInt64)}, "cast"),
+                                            value("x", kFloat, {3}), kInt64)),
+                       "cast.onnx");
+  CHECK(std::get<std::string>(g->nodes().at(0).attrs.at("to")) == "i64");
+  CHECK(type_of(*g, "y") == "i64[3]");
+}
+
+TEST_CASE("onnx: LSTM activations become one comma-separated string", "[unit][onnx]") {
+  auto g = import_onnx(bytes(lstm_model()), "lstm.onnx");
+  CHECK(std::get<std::string>(g->nodes().at(0).attrs.at("activations")) == "Sigmoid,Tanh,Tanh");
+  CHECK(type_of(*g, "h") == "f32[1, 1, 1]");
+  CHECK(g->nodes().at(0).outputs.at(0) == canary::graph::ValueId::none());
+}
+
+TEST_CASE("onnx: a Loop body captures the outer x and types its unshaped inputs", "[unit][onnx]") {
+  auto g = import_onnx(bytes(loop_model()), "loop.onnx");
+  const Graph& body = subgraph_of(*g, 0, "body");
+  REQUIRE(body.captures().size() == 1);
+  CHECK(body.value(body.captures()[0].local).name == "x");
+  CHECK(g->value(body.captures()[0].outer).name == "x");
+  CHECK(type_of(body, "iter") == "i64[]");
+  CHECK(type_of(body, "cond") == "bool[]");
+  CHECK(type_of(body, "s") == "f32[2]");
+  CHECK(type_of(*g, "s_final") == "f32[2]");
+  CHECK(type_of(*g, "s_all") == "f32[3, 2]");
+}
+
+TEST_CASE("onnx: Scan body inputs take the state and one slice of the scan input", "[unit][onnx]") {
+  auto g = import_onnx(bytes(scan_model()), "scan.onnx");
+  const Graph& body = subgraph_of(*g, 0, "body");
+  CHECK(type_of(body, "s") == "f32[2]");
+  CHECK(type_of(body, "row") == "f32[2]");
+  CHECK(type_of(*g, "partials") == "f32[T, 2]");
+}
+
+TEST_CASE("onnx: If branches capture the outer x", "[unit][onnx]") {
+  auto g = import_onnx(bytes(if_model()), "if.onnx");
+  CHECK(subgraph_of(*g, 0, "then_branch").captures().size() == 1);
+  CHECK(subgraph_of(*g, 0, "else_branch").captures().size() == 1);
+  CHECK(type_of(*g, "y") == "f32[3]");
+}
+
+TEST_CASE("onnx: subgraphs nested 64 deep are accepted", "[unit][onnx]") {
+  auto g = import_onnx(bytes(nested_if_model(64)), "deep.onnx");
+  CHECK(type_of(*g, "y0") == "f32[2]");
+}
+
+TEST_CASE("onnx: initializers in raw_data and typed fields of every dtype", "[unit][onnx]") {
+  float f32[] = {1.5f, -2};
+  double f64[] = {0.25, 1e300};
+  std::int64_t i64[] = {-5, std::int64_t{1} << 40};
+  std::int32_t i32[] = {7, -8};
+  bool b[] = {true, false};
+  std::vector<onnx::TensorProto> inits = {raw_tensor("rf32", kFloat, {2}, f32, sizeof f32),
+                                          f32_tensor("tf32", {2}, {1.5f, -2}),
+                                          raw_tensor("rf64", kDouble, {2}, f64, sizeof f64),
+                                          f64_tensor("tf64", {2}, {0.25, 1e300}),
+                                          raw_tensor("ri64", kInt64, {2}, i64, sizeof i64),
+                                          i64_tensor("ti64", {2}, {-5, std::int64_t{1} << 40}),
+                                          raw_tensor("ri32", kInt32, {2}, i32, sizeof i32),
+                                          i32_tensor("ti32", {2}, {7, -8}),
+                                          raw_tensor("rbool", kBool, {2}, b, sizeof b),
+                                          bool_tensor("tbool", {2}, {1, 0}),
+                                          f32_tensor("empty", {0, 3}, {})};
+  std::vector<onnx::NodeProto> nodes;
+  std::vector<onnx::ValueInfoProto> outputs;
+  for (const auto& t : inits) {
+    nodes.push_back(node("Identity", {t.name()}, {"out_" + t.name()}));
+    outputs.push_back(unshaped("out_" + t.name(), t.data_type()));
+  }
+  auto g = import_onnx(bytes(model(graph("inits", nodes, {}, outputs, inits))), "inits.onnx");
+  auto constant = [&](const std::string& name) -> const canary::Tensor& {
+    return *g->value(*g->find_value(name)).constant;
+  };
+  for (const char* prefix : {"r", "t"}) {
+    std::string p = prefix;
+    CHECK(constant(p + "f32").data<float>()[0] == 1.5f);
+    CHECK(constant(p + "f32").data<float>()[1] == -2.0f);
+    CHECK(constant(p + "f64").data<double>()[1] == 1e300);
+    CHECK(constant(p + "i64").data<std::int64_t>()[0] == -5);
+    CHECK(constant(p + "i64").data<std::int64_t>()[1] == (std::int64_t{1} << 40));
+    CHECK(constant(p + "i32").data<std::int32_t>()[1] == -8);
+    CHECK(constant(p + "bool").data<bool>()[0] == true);
+    CHECK(constant(p + "bool").data<bool>()[1] == false);
+  }
+  CHECK(constant("empty").shape() == canary::Shape{0, 3});
+  CHECK(type_of(*g, "out_ti64") == "i64[2]");
+}
+
+TEST_CASE("onnx: an initializer also listed as an input is a constant", "[unit][onnx]") {
+  onnx::ModelProto m = mlp_model();
+  *m.mutable_graph()->add_input() = value("W", kFloat, {2, 3});
+  auto g = import_onnx(bytes(m), "override.onnx");
+  CHECK(g->inputs().size() == 1);
+  CHECK(g->value(*g->find_value("W")).constant.has_value());
+}
+
+TEST_CASE("onnx: a Constant node becomes a graph constant", "[unit][onnx]") {
+  onnx::AttributeProto v;
+  v.set_name("value");
+  v.set_type(onnx::AttributeProto::TENSOR);
+  *v.mutable_t() = f32_tensor("", {2}, {3, 4});
+  auto m = model(graph("g", {node("Constant", {}, {"k"}, {v}), node("Add", {"x", "k"}, {"y"})},
+                       {value("x", kFloat, {2})}, {unshaped("y", kFloat)}));
+  auto g = import_onnx(bytes(m), "const.onnx");
+  REQUIRE(g->nodes().size() == 1);
+  CHECK(g->value(*g->find_value("k")).constant->data<float>()[1] == 4.0f);
+}
+
+TEST_CASE("onnx: unnamed dims become fresh symbols", "[unit][onnx]") {
+  auto g =
+      import_onnx(bytes(one_node_model(node("Relu", {"x"}, {"y"}), value("x", kFloat, {std::string("?"), 3}), kFloat)),
+                  "fresh.onnx");
+  const auto& x = g->value(*g->find_value("x")).type;
+  CHECK(x.shape[0].is_symbol());
+  CHECK(x.shape[1].value() == 3);
+}
