@@ -42,7 +42,8 @@ const AttrSpec* find_spec(OpKind op, std::string_view name) {
 // True for ONNX attributes of `op` that the IR lacks; only their ONNX
 // defaults (empty lists) are accepted, and they are dropped.
 bool is_default_only(const onnx::NodeProto& node, OpKind op, const AttributeProto& a) {
-  if (op != OpKind::LSTM || (a.name() != "activation_alpha" && a.name() != "activation_beta")) return false;
+  const bool recurrent = op == OpKind::LSTM || op == OpKind::GRU;
+  if (!recurrent || (a.name() != "activation_alpha" && a.name() != "activation_beta")) return false;
   if (a.floats_size() > 0) {
     fail(describe_attr(node, a) + " is not supported (only the default activation parameters are)");
   }
@@ -57,7 +58,7 @@ AttrValue cast_target(const onnx::NodeProto& node, const AttributeProto& a) {
   return std::string(dtype_name(dtype_from_onnx(a.i(), describe_attr(node, a))));
 }
 
-// LSTM's `activations`: a list of names joined with commas.
+// LSTM's and GRU's `activations`: a list of names joined with commas.
 AttrValue joined_names(const onnx::NodeProto& node, const AttributeProto& a) {
   if (type_of(a) != AttributeProto::STRINGS) {
     fail(describe_attr(node, a) + " has type " + onnx_type_name(type_of(a)) + ", expected STRINGS");
@@ -116,7 +117,7 @@ std::optional<AttrType> ir_type_of(AttributeProto::AttributeType t) {
 AttrValue convert(const onnx::NodeProto& node, OpKind op, const AttributeProto& a, const AttrSpec& spec,
                   const SubgraphImport& import_subgraph) {
   if (op == OpKind::Cast && a.name() == "to") return cast_target(node, a);
-  if (op == OpKind::LSTM && a.name() == "activations") return joined_names(node, a);
+  if ((op == OpKind::LSTM || op == OpKind::GRU) && a.name() == "activations") return joined_names(node, a);
   std::optional<AttrType> type = ir_type_of(type_of(a));
   if (type != spec.type) {
     fail(describe_attr(node, a) + " has type " + onnx_type_name(type_of(a)) + ", expected " +

@@ -34,6 +34,16 @@ Attrs attrs_of(OpKind op) {
       return {absent("kernel_shape", AttrType::Ints), absent("strides", AttrType::Ints),
               absent("pads", AttrType::Ints),         absent("dilations", AttrType::Ints),
               opt("group", AttrType::Int, I{1}),      opt("auto_pad", AttrType::String, std::string("NOTSET"))};
+    case OpKind::MaxPool:
+      return {req("kernel_shape", AttrType::Ints),         absent("strides", AttrType::Ints),
+              absent("pads", AttrType::Ints),              absent("dilations", AttrType::Ints),
+              opt("auto_pad", AttrType::String, std::string("NOTSET")), opt("ceil_mode", AttrType::Int, I{0}),
+              opt("storage_order", AttrType::Int, I{0})};
+    case OpKind::AveragePool:
+      return {req("kernel_shape", AttrType::Ints),         absent("strides", AttrType::Ints),
+              absent("pads", AttrType::Ints),              absent("dilations", AttrType::Ints),
+              opt("auto_pad", AttrType::String, std::string("NOTSET")), opt("ceil_mode", AttrType::Int, I{0}),
+              opt("count_include_pad", AttrType::Int, I{0})};
     case OpKind::ReduceSum:
       return {opt("keepdims", AttrType::Int, I{1}), opt("noop_with_empty_axes", AttrType::Int, I{0})};
     case OpKind::ReduceMean:
@@ -42,6 +52,9 @@ Attrs attrs_of(OpKind op) {
     case OpKind::LayerNormalization:
       return {opt("axis", AttrType::Int, I{-1}), opt("epsilon", AttrType::Float, 1e-5),
               opt("stash_type", AttrType::Int, I{1})};
+    case OpKind::BatchNormalization:
+      return {opt("epsilon", AttrType::Float, 1e-5), opt("momentum", AttrType::Float, 0.9),
+              opt("training_mode", AttrType::Int, I{0})};
     case OpKind::Reshape: return {opt("allowzero", AttrType::Int, I{0})};
     case OpKind::Transpose: return {absent("perm", AttrType::Ints)};
     case OpKind::Concat: return {req("axis", AttrType::Int)};
@@ -57,6 +70,21 @@ Attrs attrs_of(OpKind op) {
               absent("clip", AttrType::Float),
               opt("input_forget", AttrType::Int, I{0}),
               absent("activations", AttrType::String)};
+    case OpKind::GRU:
+      // activations: comma-separated names ("Sigmoid,Tanh"), as for LSTM.
+      return {req("hidden_size", AttrType::Int),
+              opt("direction", AttrType::String, std::string("forward")),
+              opt("layout", AttrType::Int, I{0}),
+              absent("clip", AttrType::Float),
+              opt("linear_before_reset", AttrType::Int, I{0}),
+              absent("activations", AttrType::String)};
+    case OpKind::LeakyRelu: return {opt("alpha", AttrType::Float, 0.01)};
+    case OpKind::HardSigmoid: return {opt("alpha", AttrType::Float, 0.2), opt("beta", AttrType::Float, 0.5)};
+    case OpKind::Mod: return {opt("fmod", AttrType::Int, I{0})};
+    case OpKind::Dropout: return {absent("seed", AttrType::Int)};
+    case OpKind::ConstantOfShape: return {absent("value", AttrType::Tensor)};
+    case OpKind::Pad: return {opt("mode", AttrType::String, std::string("constant"))};
+    case OpKind::Split: return {opt("axis", AttrType::Int, I{0})};
     case OpKind::Loop: return {req("body", AttrType::Graph)};
     case OpKind::If: return {req("then_branch", AttrType::Graph), req("else_branch", AttrType::Graph)};
     case OpKind::Scan:
@@ -96,14 +124,31 @@ InferFn infer_of(OpKind op) {
     case OpKind::Erf: return infer_unary_float;
     case OpKind::Gelu: return infer_gelu;
     case OpKind::Clip: return infer_clip;
+    case OpKind::Sign: return infer_unary_numeric;
+    case OpKind::Reciprocal:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
+    case OpKind::Softplus:
+    case OpKind::LeakyRelu:
+    case OpKind::HardSigmoid: return infer_unary_float;
+    case OpKind::Not: return infer_not;
+    case OpKind::And:
+    case OpKind::Or: return infer_logical;
+    case OpKind::Mod: return infer_mod;
+    case OpKind::Dropout: return infer_dropout;
     case OpKind::MatMul: return infer_matmul;
     case OpKind::Gemm: return infer_gemm;
     case OpKind::Conv: return infer_conv;
+    case OpKind::MaxPool:
+    case OpKind::AveragePool: return infer_pool;
+    case OpKind::GlobalAveragePool: return infer_global_pool;
     case OpKind::ReduceSum:
     case OpKind::ReduceMean:
     case OpKind::ReduceMax: return infer_reduce;
     case OpKind::Softmax: return infer_softmax;
     case OpKind::LayerNormalization: return infer_layer_norm;
+    case OpKind::BatchNormalization: return infer_batch_norm;
     case OpKind::Reshape: return infer_reshape;
     case OpKind::Transpose: return infer_transpose;
     case OpKind::Concat: return infer_concat;
@@ -116,7 +161,13 @@ InferFn infer_of(OpKind op) {
     case OpKind::Expand: return infer_expand;
     case OpKind::Flatten: return infer_flatten;
     case OpKind::Identity: return infer_identity;
+    case OpKind::ConstantOfShape: return infer_constant_of_shape;
+    case OpKind::Range: return infer_range;
+    case OpKind::Tile: return infer_tile;
+    case OpKind::Pad: return infer_pad;
+    case OpKind::Split: return infer_split;
     case OpKind::LSTM: return infer_lstm;
+    case OpKind::GRU: return infer_gru;
     case OpKind::Loop: return infer_loop;
     case OpKind::If: return infer_if;
     case OpKind::Scan: return infer_scan;

@@ -42,6 +42,16 @@ void infer_layer_norm(InferContext& ctx);
 // shape_rules_lstm.cpp
 void infer_lstm(InferContext& ctx);
 
+// shape_rules_pool.cpp
+void infer_pool(InferContext& ctx);         // MaxPool AveragePool
+void infer_global_pool(InferContext& ctx);  // GlobalAveragePool
+
+// shape_rules_batch_norm.cpp
+void infer_batch_norm(InferContext& ctx);  // BatchNormalization (inference form)
+
+// shape_rules_gru.cpp
+void infer_gru(InferContext& ctx);
+
 // shape_rules_tensor.cpp
 void infer_reshape(InferContext& ctx);
 void infer_expand(InferContext& ctx);
@@ -62,6 +72,21 @@ void infer_unsqueeze(InferContext& ctx);
 void infer_loop(InferContext& ctx);
 void infer_if(InferContext& ctx);
 void infer_scan(InferContext& ctx);
+
+// shape_rules_elementwise_extra.cpp
+void infer_not(InferContext& ctx);
+void infer_logical(InferContext& ctx);  // And Or
+void infer_mod(InferContext& ctx);
+void infer_dropout(InferContext& ctx);
+
+// shape_rules_generators.cpp
+void infer_constant_of_shape(InferContext& ctx);
+void infer_range(InferContext& ctx);
+
+// shape_rules_pad_tile_split.cpp
+void infer_tile(InferContext& ctx);
+void infer_pad(InferContext& ctx);
+void infer_split(InferContext& ctx);
 
 }  // namespace rules
 }  // namespace canary::graph

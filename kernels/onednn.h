@@ -1,4 +1,5 @@
-// oneDNN-backed f32 kernels for MatMul, Gemm and Conv, with plain types only
+// oneDNN-backed f32 kernels for MatMul, Gemm, Conv, LSTM, GRU, Softmax,
+// LayerNormalization, BatchNormalization and pooling, with plain types only
 // (no oneDNN headers leak out of kernels/onednn/).
 //
 // Each kernel returns false, leaving y untouched or reset, when its case does
@@ -27,6 +28,55 @@ bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y);
 bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y);
 // 1-D or 2-D f32 convolution with optional bias into y.
 bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y);
+// ONNX LSTM (same arguments as kernels::lstm) on oneDNN's lstm_forward. Does
+// not apply to peepholes, clip, input_forget, or a sequence_lens entry < T.
+// weights_are_constant: the caller guarantees that w, r and b (when present)
+// are never written while any tensor shares their buffers (model constants);
+// their oneDNN-layout conversion is then kept in the calling thread's LSTM
+// weight cache instead of being redone on every call. Otherwise, or for
+// wrapped (caller-owned) buffers, the weights are converted per call.
+bool onednn_lstm(const LstmParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
+                 const Tensor* sequence_lens, const Tensor* initial_h, const Tensor* initial_c,
+                 const Tensor* peepholes, Tensor* y, Tensor* y_h, Tensor* y_c, bool weights_are_constant = false);
+// Softmax of f32 x along axis (any axis) into y.
+bool onednn_softmax(std::int64_t axis, const Tensor& x, Tensor& y);
+// LayerNormalization of f32 x over dims [axis, rank), same arguments as
+// kernels::layer_norm. Does not apply when scale or bias broadcast (fewer
+// elements than the normalised dims).
+bool onednn_layer_norm(const LayerNormParams& p, const Tensor& x, const Tensor& scale, const Tensor* bias, Tensor& y,
+                       Tensor* mean, Tensor* inv_std);
+// 1-D or 2-D f32 MaxPool / AveragePool into y (kernels/onednn/pool.cpp). Does
+// not apply when a window holds no real input element, or when a ceil_mode
+// window reaches past the end padding of a count_include_pad average. Max
+// pooling of NaN inputs follows oneDNN, which need not propagate the NaN.
+bool onednn_pool(const PoolParams& p, const Tensor& x, Tensor& y);
+// GlobalAveragePool of f32 x [N, C, spatial...] into y [N, C, 1, ...].
+bool onednn_global_average_pool(const Tensor& x, Tensor& y);
+// Inference BatchNormalization of f32 x [N, C, ...], same arguments as kernels::batch_norm.
+bool onednn_batch_norm(const BatchNormParams& p, const Tensor& x, const Tensor& scale, const Tensor& bias,
+                       const Tensor& mean, const Tensor& var, Tensor& y);
+// ONNX GRU (same arguments as kernels::gru) on oneDNN's gru_forward, or
+// lbr_gru_forward for linear_before_reset. Does not apply to clip or a
+// sequence_lens entry < T. Weights are converted on every call.
+bool onednn_gru(const GruParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
+                const Tensor* sequence_lens, const Tensor* initial_h, Tensor* y, Tensor* y_h);
+
+// While alive, oneDNN kernels called on the constructing thread run on
+// `threads` OpenMP threads (0: leave the current setting, by default
+// OMP_NUM_THREADS or the core count); the destructor restores the previous
+// setting. Other threads are unaffected. Primitives are cached per thread
+// count, so changing it costs a primitive creation per shape.
+class OnednnThreadScope {
+ public:
+  explicit OnednnThreadScope(int threads);
+  ~OnednnThreadScope();
+  OnednnThreadScope(const OnednnThreadScope&) = delete;
+  OnednnThreadScope& operator=(const OnednnThreadScope&) = delete;
+
+ private:
+  int previous_;
+  bool changed_;
+};
 
 // Counters of the calling thread's primitive cache.
 struct OnednnCacheStats {
@@ -46,5 +96,24 @@ OnednnCacheStats onednn_cache_stats();
 void onednn_set_cache_capacity(std::size_t capacity);
 // Drops every primitive of the calling thread's cache and zeroes its counters (calls included).
 void onednn_clear_cache();
+
+// Counters of the calling thread's cache of converted constant LSTM weights.
+struct OnednnLstmWeightCacheStats {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;  // lookups of constant weights not yet converted
+  std::uint64_t evictions = 0;
+  std::size_t size = 0;
+  std::size_t capacity = 0;
+};
+
+// Default number of converted LSTM weight sets each thread keeps.
+inline constexpr std::size_t kOnednnLstmWeightCacheCapacity = 16;
+
+OnednnLstmWeightCacheStats onednn_lstm_weight_cache_stats();
+// Sets the calling thread's weight cache capacity (at least 1), evicting least recently used entries.
+void onednn_set_lstm_weight_cache_capacity(std::size_t capacity);
+// Drops every converted weight set of the calling thread (releasing the source
+// tensors the entries hold) and zeroes its counters.
+void onednn_clear_lstm_weight_cache();
 
 }  // namespace canary::kernels

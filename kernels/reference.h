@@ -108,4 +108,87 @@ Shape broadcast_shapes(std::span<const std::int64_t> a, std::span<const std::int
 // Reads a 1-D (or scalar) i64/i32 tensor as int64 values.
 std::vector<std::int64_t> read_int_values(const Tensor& t, const char* what);
 
+// --- Ops that ONNX exporters emit for MLPs and conv nets ---------------------
+// reference/elementwise_extra.cpp
+enum class MathOp { Sign, Reciprocal, Floor, Ceil, Round, Softplus };
+// y = op(x); Round is half to even; Sign also takes integers, the rest floats only.
+void math_unary(MathOp op, const Tensor& x, Tensor& y);
+// y = x < 0 ? alpha * x : x (floats).
+void leaky_relu(double alpha, const Tensor& x, Tensor& y);
+// y = max(0, min(1, alpha * x + beta)) (floats).
+void hard_sigmoid(double alpha, double beta, const Tensor& x, Tensor& y);
+enum class LogicalOp { And, Or };
+// y = !x on bool tensors.
+void logical_not(const Tensor& x, Tensor& y);
+// y = a op b on bool tensors with NumPy broadcasting.
+void logical(LogicalOp op, const Tensor& a, const Tensor& b, Tensor& y);
+// ONNX Mod with broadcasting. fmod: C fmod (sign of the dividend); else the
+// remainder takes the divisor's sign. Integer mod by zero is Error(Input).
+void mod(bool fmod, const Tensor& a, const Tensor& b, Tensor& y);
+// Inference-mode Dropout: y = x, mask (optional) all true; a true
+// training_mode is Error(Input).
+void dropout(const Tensor& x, const Tensor* training_mode, Tensor& y, Tensor* mask);
+
+// reference/generators.cpp
+// y of the shape held by `shape` (1-D i64), filled with value's one element
+// (value undefined: f32 0).
+void constant_of_shape(const Tensor& shape, const Tensor& value, Tensor& y);
+// y = [start, start + delta, ...) up to limit; scalars of one numeric dtype.
+void range(const Tensor& start, const Tensor& limit, const Tensor& delta, Tensor& y);
+
+// reference/pad_tile_split.cpp
+// y = x repeated repeats[k] times along each dim k (repeats 1-D i64, one per dim).
+void tile(const Tensor& x, const Tensor& repeats, Tensor& y);
+enum class PadMode { Constant, Reflect, Edge };
+// ONNX Pad (opset 13): pads [begin..., end...] (negative crops); value: the
+// optional scalar of x's dtype for constant mode (default 0).
+void pad(PadMode mode, const Tensor& x, const Tensor& pads, const Tensor* value, Tensor& y);
+// ONNX Split (opset 13) into outputs.size() parts along axis: sizes from
+// `split` (1-D i64) or equal parts, which must divide the dim.
+void split(std::int64_t axis, const Tensor& x, const Tensor* split, std::span<Tensor* const> outputs);
+
+// --- Pooling, batch normalisation and GRU (conv and recurrent nets) ---------
+// reference/pool.cpp
+enum class PoolOp { Max, Average };
+struct PoolParams {
+  PoolOp op = PoolOp::Max;
+  std::vector<std::int64_t> kernel_shape;  // one per spatial axis (required)
+  std::vector<std::int64_t> strides;       // empty: all 1
+  std::vector<std::int64_t> pads;          // empty: all 0; else begins then ends (2 * spatial)
+  std::vector<std::int64_t> dilations;     // empty: all 1
+  AutoPad auto_pad = AutoPad::NotSet;
+  bool ceil_mode = false;          // output length rounded up; a last window starting in the end padding is dropped
+  bool count_include_pad = false;  // Average: divide by the taps inside the padded input, not only the real ones
+};
+// 1-D (x [N, C, W]) and 2-D (x [N, C, H, W]) max or average pooling. Padding
+// never wins a max; an average window without real elements gives NaN.
+void pool(const PoolParams& p, const Tensor& x, Tensor& y);
+// y [N, C, 1, ...] = mean of x [N, C, spatial...] over the spatial axes (rank >= 3).
+void global_average_pool(const Tensor& x, Tensor& y);
+
+// reference/batch_norm.cpp
+struct BatchNormParams {
+  double epsilon = 1e-5;
+};
+// Inference-form BatchNormalization over x [N, C, ...] with per-channel
+// scale, bias, mean, var [C]: y = (x - mean) / sqrt(var + epsilon) * scale + bias.
+void batch_norm(const BatchNormParams& p, const Tensor& x, const Tensor& scale, const Tensor& bias,
+                const Tensor& mean, const Tensor& var, Tensor& y);
+
+// reference/gru.cpp
+enum class GruDirection { Forward, Reverse, Bidirectional };
+struct GruParams {
+  std::int64_t hidden_size = 0;
+  GruDirection direction = GruDirection::Forward;
+  std::optional<double> clip;
+  bool linear_before_reset = false;
+  std::int64_t layout = 0;  // 0: X [T, B, I]; 1: X [B, T, I]
+};
+// ONNX GRU with the default activations (sigmoid, tanh), gates z r h, W [D, 3H, I],
+// R [D, 3H, H], optional bias B [D, 6H], sequence_lens [B], initial_h [D, B, H].
+// Outputs Y [T, D, B, H], Y_h [D, B, H] (layout 1: batch first; either may be null).
+// Steps past a batch entry's sequence length leave its state unchanged and write zeros to Y.
+void gru(const GruParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
+         const Tensor* sequence_lens, const Tensor* initial_h, Tensor* y, Tensor* y_h);
+
 }  // namespace canary::kernels

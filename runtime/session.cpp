@@ -52,6 +52,7 @@ vm::RunLimits limits_of(const Options& o) {
   vm::RunLimits limits;
   limits.max_tensor_bytes = o.max_tensor_bytes;
   limits.max_loop_iterations = o.max_loop_iterations;
+  limits.intra_op_threads = o.intra_op_threads;
   return limits;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "canary/error.h"
+#include "kernels/onednn.h"
 
 namespace canary::vm {
 
@@ -39,6 +40,7 @@ FrameView Interpreter::frame_view() {
 // Binds inputs, runs to Return, hands out the outputs.
 std::vector<Tensor> Interpreter::run(std::span<const Tensor> inputs) {
   const ScopedTensorAllocationLimit allocation_limit(limits_.max_tensor_bytes);
+  const kernels::OnednnThreadScope onednn_threads(limits_.intra_op_threads);
   bind_inputs(inputs);
   try {
     execute();

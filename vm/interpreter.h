@@ -20,6 +20,7 @@ namespace canary::vm {
 struct RunLimits {
   std::size_t max_tensor_bytes = 16ull << 30;      // any one tensor
   std::int64_t max_loop_iterations = 1 << 24;      // any one loop execution
+  int intra_op_threads = 1;                         // oneDNN threads inside one kernel; 0: library default
 };
 
 // One per Session (per thread); the Program is immutable and shared.

@@ -1,8 +1,8 @@
 // The kernel table: for each OpKind an adapter that unpacks registers and calls
 // the reference kernel, and the parameter struct decoded from attributes once.
-// MatMul, Gemm and Conv try the oneDNN f32 kernel first and fall back to the
-// reference kernel when it does not apply; the fp64 reference mode binds the
-// reference-only adapters.
+// MatMul, Gemm, Conv, Softmax, LayerNormalization and LSTM try the oneDNN f32
+// kernel first and fall back to the reference kernel when it does not apply;
+// the fp64 reference mode binds the reference-only adapters.
 #include "vm/kernel_table.h"
 
 #include <array>
@@ -47,6 +47,8 @@ class AttrReader {
     throw Error(ErrorKind::Model,
                 "node '" + node_display_name(g_, n_) + "' (" + std::string(graph::op_name(n_.op)) + "): " + text);
   }
+  // True when input i is given (not omitted).
+  bool has_input(std::size_t i) const { return i < n_.inputs.size() && n_.inputs[i].valid(); }
   // The constant contents of input i, or nullptr.
   const Tensor* constant_input(std::size_t i) const {
     if (i >= n_.inputs.size() || !n_.inputs[i].valid()) return nullptr;
@@ -89,7 +91,19 @@ struct ShapeP : InstrParams {
   std::optional<std::int64_t> end;
 };
 struct CastP : InstrParams { DType to = DType::F32; };
-struct LstmP : InstrParams { k::LstmParams p; };
+struct LstmP : InstrParams {
+  k::LstmParams p;
+  bool weights_are_constant = false;  // W, R and B (when present) are graph constants
+};
+struct PoolP : InstrParams { k::PoolParams p; };
+struct BatchNormP : InstrParams { k::BatchNormParams p; };
+struct GruP : InstrParams { k::GruParams p; };
+struct MathP : InstrParams { k::MathOp op; };
+struct AlphaBetaP : InstrParams { double alpha = 0.0, beta = 0.0; };
+struct LogicalP : InstrParams { k::LogicalOp op; };
+struct ModP : InstrParams { bool fmod = false; };
+struct PadP : InstrParams { k::PadMode mode = k::PadMode::Constant; };
+struct FillP : InstrParams { Tensor value; };
 
 // --- adapters -------------------------------------------------------------
 
@@ -144,9 +158,19 @@ void run_reduce(const InstrParams& p, const KernelCall& c) {
 
 void run_softmax(const InstrParams& p, const KernelCall& c) { k::softmax(as<AxisP>(p).axis, c.input(0), c.output(0)); }
 
+void run_softmax_onednn(const InstrParams& p, const KernelCall& c) {
+  if (!k::onednn_softmax(as<AxisP>(p).axis, c.input(0), c.output(0))) run_softmax(p, c);
+}
+
 void run_layer_norm(const InstrParams& p, const KernelCall& c) {
   k::layer_norm(as<LayerNormP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0), c.optional_output(1),
                 c.optional_output(2));
+}
+
+void run_layer_norm_onednn(const InstrParams& p, const KernelCall& c) {
+  if (!k::onednn_layer_norm(as<LayerNormP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0),
+                            c.optional_output(1), c.optional_output(2)))
+    run_layer_norm(p, c);
 }
 
 void run_reshape(const InstrParams& p, const KernelCall& c) {
@@ -196,6 +220,96 @@ void run_lstm(const InstrParams& p, const KernelCall& c) {
   k::lstm(as<LstmP>(p).p, c.input(0), c.input(1), c.input(2), c.optional_input(3), c.optional_input(4),
           c.optional_input(5), c.optional_input(6), c.optional_input(7), c.optional_output(0), c.optional_output(1),
           c.optional_output(2));
+}
+
+void run_lstm_onednn(const InstrParams& p, const KernelCall& c) {
+  if (!k::onednn_lstm(as<LstmP>(p).p, c.input(0), c.input(1), c.input(2), c.optional_input(3), c.optional_input(4),
+                      c.optional_input(5), c.optional_input(6), c.optional_input(7), c.optional_output(0),
+                      c.optional_output(1), c.optional_output(2), as<LstmP>(p).weights_are_constant))
+    run_lstm(p, c);
+}
+
+void run_math(const InstrParams& p, const KernelCall& c) { k::math_unary(as<MathP>(p).op, c.input(0), c.output(0)); }
+
+void run_leaky_relu(const InstrParams& p, const KernelCall& c) {
+  k::leaky_relu(as<AlphaBetaP>(p).alpha, c.input(0), c.output(0));
+}
+
+void run_hard_sigmoid(const InstrParams& p, const KernelCall& c) {
+  k::hard_sigmoid(as<AlphaBetaP>(p).alpha, as<AlphaBetaP>(p).beta, c.input(0), c.output(0));
+}
+
+void run_not(const InstrParams&, const KernelCall& c) { k::logical_not(c.input(0), c.output(0)); }
+
+void run_logical(const InstrParams& p, const KernelCall& c) {
+  k::logical(as<LogicalP>(p).op, c.input(0), c.input(1), c.output(0));
+}
+
+void run_mod(const InstrParams& p, const KernelCall& c) {
+  k::mod(as<ModP>(p).fmod, c.input(0), c.input(1), c.output(0));
+}
+
+void run_dropout(const InstrParams&, const KernelCall& c) {
+  k::dropout(c.input(0), c.optional_input(2), c.output(0), c.optional_output(1));
+}
+
+void run_constant_of_shape(const InstrParams& p, const KernelCall& c) {
+  k::constant_of_shape(c.input(0), as<FillP>(p).value, c.output(0));
+}
+
+void run_range(const InstrParams&, const KernelCall& c) { k::range(c.input(0), c.input(1), c.input(2), c.output(0)); }
+void run_tile(const InstrParams&, const KernelCall& c) { k::tile(c.input(0), c.input(1), c.output(0)); }
+
+void run_pad(const InstrParams& p, const KernelCall& c) {
+  k::pad(as<PadP>(p).mode, c.input(0), c.input(1), c.optional_input(2), c.output(0));
+}
+
+void run_split(const InstrParams& p, const KernelCall& c) {
+  constexpr std::size_t kInline = 32;
+  std::array<Tensor*, kInline> inline_ptrs{};
+  std::vector<Tensor*> heap_ptrs;
+  Tensor** ptrs = inline_ptrs.data();
+  if (c.num_outputs > kInline) {
+    heap_ptrs.resize(c.num_outputs);
+    ptrs = heap_ptrs.data();
+  }
+  for (int i = 0; i < c.num_outputs; ++i) ptrs[i] = &c.output(i);
+  k::split(as<AxisP>(p).axis, c.input(0), c.optional_input(1), std::span<Tensor* const>(ptrs, c.num_outputs));
+}
+
+void run_pool(const InstrParams& p, const KernelCall& c) { k::pool(as<PoolP>(p).p, c.input(0), c.output(0)); }
+
+void run_pool_onednn(const InstrParams& p, const KernelCall& c) {
+  if (!k::onednn_pool(as<PoolP>(p).p, c.input(0), c.output(0))) run_pool(p, c);
+}
+
+void run_global_average_pool(const InstrParams&, const KernelCall& c) {
+  k::global_average_pool(c.input(0), c.output(0));
+}
+
+void run_global_average_pool_onednn(const InstrParams& p, const KernelCall& c) {
+  if (!k::onednn_global_average_pool(c.input(0), c.output(0))) run_global_average_pool(p, c);
+}
+
+void run_batch_norm(const InstrParams& p, const KernelCall& c) {
+  k::batch_norm(as<BatchNormP>(p).p, c.input(0), c.input(1), c.input(2), c.input(3), c.input(4), c.output(0));
+}
+
+void run_batch_norm_onednn(const InstrParams& p, const KernelCall& c) {
+  if (!k::onednn_batch_norm(as<BatchNormP>(p).p, c.input(0), c.input(1), c.input(2), c.input(3), c.input(4),
+                            c.output(0)))
+    run_batch_norm(p, c);
+}
+
+void run_gru(const InstrParams& p, const KernelCall& c) {
+  k::gru(as<GruP>(p).p, c.input(0), c.input(1), c.input(2), c.optional_input(3), c.optional_input(4),
+         c.optional_input(5), c.optional_output(0), c.optional_output(1));
+}
+
+void run_gru_onednn(const InstrParams& p, const KernelCall& c) {
+  if (!k::onednn_gru(as<GruP>(p).p, c.input(0), c.input(1), c.input(2), c.optional_input(3), c.optional_input(4),
+                     c.optional_input(5), c.optional_output(0), c.optional_output(1)))
+    run_gru(p, c);
 }
 
 // --- parameter decoding ---------------------------------------------------
@@ -276,11 +390,11 @@ KernelBinding bind_reduce(const AttrReader& a, OpKind op, std::size_t num_inputs
   return make(run_reduce, std::move(p));
 }
 
-KernelBinding bind_layer_norm(const AttrReader& a) {
+KernelBinding bind_layer_norm(const AttrReader& a, const CompileOptions& opts) {
   auto p = std::make_unique<LayerNormP>();
   p->p.axis = a.get_int("axis");
   p->p.epsilon = a.get_float("epsilon");
-  return make(run_layer_norm, std::move(p));
+  return make(opts.promote_f32_to_f64 ? run_layer_norm : run_layer_norm_onednn, std::move(p));
 }
 
 KernelBinding bind_shape(const AttrReader& a) {
@@ -299,7 +413,7 @@ KernelBinding bind_cast(const AttrReader& a, const CompileOptions& opts) {
 }
 
 // LSTM with the default activations only.
-KernelBinding bind_lstm(const AttrReader& a) {
+KernelBinding bind_lstm(const AttrReader& a, const CompileOptions& opts) {
   auto p = std::make_unique<LstmP>();
   p->p.hidden_size = a.get_int("hidden_size");
   const std::string dir = a.get_string("direction");
@@ -315,7 +429,117 @@ KernelBinding bind_lstm(const AttrReader& a) {
     const bool default_acts = acts == "Sigmoid,Tanh,Tanh" || acts == "Sigmoid,Tanh,Tanh,Sigmoid,Tanh,Tanh";
     if (!default_acts) a.fail("only the default activations (Sigmoid,Tanh,Tanh) are supported, got \"" + acts + "\"");
   }
-  return make(run_lstm, std::move(p));
+  // Constants live in pinned registers that are never written, so their converted weights may be cached.
+  p->weights_are_constant = a.constant_input(1) && a.constant_input(2) && (!a.has_input(3) || a.constant_input(3));
+  return make(opts.promote_f32_to_f64 ? run_lstm : run_lstm_onednn, std::move(p));
+}
+
+KernelBinding math(k::MathOp op) {
+  auto p = std::make_unique<MathP>();
+  p->op = op;
+  return make(run_math, std::move(p));
+}
+
+KernelBinding logical(k::LogicalOp op) {
+  auto p = std::make_unique<LogicalP>();
+  p->op = op;
+  return make(run_logical, std::move(p));
+}
+
+// LeakyRelu's alpha; HardSigmoid's alpha and beta.
+KernelBinding bind_alpha_beta(const AttrReader& a, OpKind op) {
+  auto p = std::make_unique<AlphaBetaP>();
+  p->alpha = a.get_float("alpha");
+  if (op == OpKind::LeakyRelu) return make(run_leaky_relu, std::move(p));
+  p->beta = a.get_float("beta");
+  return make(run_hard_sigmoid, std::move(p));
+}
+
+KernelBinding bind_mod(const AttrReader& a) {
+  auto p = std::make_unique<ModP>();
+  p->fmod = a.get_int("fmod") != 0;
+  return make(run_mod, std::move(p));
+}
+
+// ConstantOfShape's value (f32 0 when absent), widened to f64 in fp64 mode.
+KernelBinding bind_constant_of_shape(const AttrReader& a, const CompileOptions& opts) {
+  auto p = std::make_unique<FillP>();
+  const graph::AttrValue* v = a.find("value");
+  p->value = v ? std::get<Tensor>(*v) : Tensor::scalar<float>(0.0f);
+  if (opts.promote_f32_to_f64 && p->value.dtype() == DType::F32) {
+    Tensor wide;
+    k::cast(p->value, DType::F64, wide);
+    p->value = std::move(wide);
+  }
+  return make(run_constant_of_shape, std::move(p));
+}
+
+// Pad's mode: constant, reflect or edge.
+KernelBinding bind_pad(const AttrReader& a) {
+  auto p = std::make_unique<PadP>();
+  const std::string mode = a.get_string("mode");
+  if (mode == "constant") p->mode = k::PadMode::Constant;
+  else if (mode == "reflect") p->mode = k::PadMode::Reflect;
+  else if (mode == "edge") p->mode = k::PadMode::Edge;
+  else a.fail("unknown mode \"" + mode + "\"");
+  return make(run_pad, std::move(p));
+}
+
+// auto_pad's string as the kernel enum.
+k::AutoPad decode_auto_pad(const AttrReader& a) {
+  const std::string pad = a.get_string("auto_pad");
+  if (pad == "NOTSET") return k::AutoPad::NotSet;
+  if (pad == "SAME_UPPER") return k::AutoPad::SameUpper;
+  if (pad == "SAME_LOWER") return k::AutoPad::SameLower;
+  if (pad == "VALID") return k::AutoPad::Valid;
+  a.fail("unknown auto_pad \"" + pad + "\"");
+}
+
+// MaxPool / AveragePool geometry; MaxPool's Indices output is rejected.
+KernelBinding bind_pool(const AttrReader& a, const graph::Node& n, const CompileOptions& opts) {
+  auto p = std::make_unique<PoolP>();
+  p->p.op = n.op == OpKind::MaxPool ? k::PoolOp::Max : k::PoolOp::Average;
+  p->p.kernel_shape = a.get_ints("kernel_shape");
+  p->p.strides = a.get_ints("strides");
+  p->p.pads = a.get_ints("pads");
+  p->p.dilations = a.get_ints("dilations");
+  p->p.auto_pad = decode_auto_pad(a);
+  p->p.ceil_mode = a.get_int("ceil_mode") != 0;
+  if (n.op == OpKind::AveragePool) p->p.count_include_pad = a.get_int("count_include_pad") != 0;
+  if (n.op == OpKind::MaxPool && n.outputs.size() > 1 && n.outputs[1].valid())
+    a.fail("output 1 (Indices) is not supported");
+  if (n.op == OpKind::MaxPool && a.get_int("storage_order") != 0) a.fail("only storage_order 0 is supported");
+  return make(opts.promote_f32_to_f64 ? run_pool : run_pool_onednn, std::move(p));
+}
+
+// BatchNormalization in inference form only.
+KernelBinding bind_batch_norm(const AttrReader& a, const graph::Node& n, const CompileOptions& opts) {
+  if (a.get_int("training_mode") != 0) a.fail("training_mode 1 is not supported (inference form only)");
+  for (std::size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i].valid()) a.fail("outputs running_mean and running_var are not supported");
+  auto p = std::make_unique<BatchNormP>();
+  p->p.epsilon = a.get_float("epsilon");
+  return make(opts.promote_f32_to_f64 ? run_batch_norm : run_batch_norm_onednn, std::move(p));
+}
+
+// GRU with the default activations only.
+KernelBinding bind_gru(const AttrReader& a, const CompileOptions& opts) {
+  auto p = std::make_unique<GruP>();
+  p->p.hidden_size = a.get_int("hidden_size");
+  const std::string dir = a.get_string("direction");
+  if (dir == "forward") p->p.direction = k::GruDirection::Forward;
+  else if (dir == "reverse") p->p.direction = k::GruDirection::Reverse;
+  else if (dir == "bidirectional") p->p.direction = k::GruDirection::Bidirectional;
+  else a.fail("unknown direction \"" + dir + "\"");
+  p->p.layout = a.get_int("layout");
+  p->p.linear_before_reset = a.get_int("linear_before_reset") != 0;
+  if (a.has("clip")) p->p.clip = a.get_float("clip");
+  if (a.has("activations")) {
+    const std::string acts = a.get_string("activations");
+    const bool default_acts = acts == "Sigmoid,Tanh" || acts == "Sigmoid,Tanh,Sigmoid,Tanh";
+    if (!default_acts) a.fail("only the default activations (Sigmoid,Tanh) are supported, got \"" + acts + "\"");
+  }
+  return make(opts.promote_f32_to_f64 ? run_gru : run_gru_onednn, std::move(p));
 }
 
 // The table proper: one case per op.
@@ -343,14 +567,33 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     case OpKind::Gelu: return bind_gelu(a);
     case OpKind::Erf: return unary(k::UnaryOp::Erf);
     case OpKind::Clip: return plain(run_clip);
+    case OpKind::Sign: return math(k::MathOp::Sign);
+    case OpKind::Reciprocal: return math(k::MathOp::Reciprocal);
+    case OpKind::Floor: return math(k::MathOp::Floor);
+    case OpKind::Ceil: return math(k::MathOp::Ceil);
+    case OpKind::Round: return math(k::MathOp::Round);
+    case OpKind::Softplus: return math(k::MathOp::Softplus);
+    case OpKind::LeakyRelu:
+    case OpKind::HardSigmoid: return bind_alpha_beta(a, n.op);
+    case OpKind::Not: return plain(run_not);
+    case OpKind::And: return logical(k::LogicalOp::And);
+    case OpKind::Or: return logical(k::LogicalOp::Or);
+    case OpKind::Mod: return bind_mod(a);
+    case OpKind::Dropout: return plain(run_dropout);
     case OpKind::MatMul: return plain(opts.promote_f32_to_f64 ? run_matmul : run_matmul_onednn);
     case OpKind::Gemm: return bind_gemm(a, opts);
     case OpKind::Conv: return bind_conv(a, opts);
+    case OpKind::MaxPool:
+    case OpKind::AveragePool: return bind_pool(a, n, opts);
+    case OpKind::GlobalAveragePool:
+      return plain(opts.promote_f32_to_f64 ? run_global_average_pool : run_global_average_pool_onednn);
     case OpKind::ReduceSum:
     case OpKind::ReduceMean:
     case OpKind::ReduceMax: return bind_reduce(a, n.op, n.inputs.size());
-    case OpKind::Softmax: return with_axis(run_softmax, a.get_int("axis"));
-    case OpKind::LayerNormalization: return bind_layer_norm(a);
+    case OpKind::Softmax:
+      return with_axis(opts.promote_f32_to_f64 ? run_softmax : run_softmax_onednn, a.get_int("axis"));
+    case OpKind::LayerNormalization: return bind_layer_norm(a, opts);
+    case OpKind::BatchNormalization: return bind_batch_norm(a, n, opts);
     case OpKind::Reshape: {
       auto p = std::make_unique<ReshapeP>();
       p->allowzero = a.get_int("allowzero") != 0;
@@ -371,7 +614,13 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     case OpKind::Expand: return plain(run_expand);
     case OpKind::Flatten: return with_axis(run_flatten, a.get_int("axis"));
     case OpKind::Identity: return plain(run_identity);
-    case OpKind::LSTM: return bind_lstm(a);
+    case OpKind::ConstantOfShape: return bind_constant_of_shape(a, opts);
+    case OpKind::Range: return plain(run_range);
+    case OpKind::Tile: return plain(run_tile);
+    case OpKind::Pad: return bind_pad(a);
+    case OpKind::Split: return with_axis(run_split, a.get_int("axis"));
+    case OpKind::LSTM: return bind_lstm(a, opts);
+    case OpKind::GRU: return bind_gru(a, opts);
     case OpKind::Loop:
     case OpKind::If:
     case OpKind::Scan: break;

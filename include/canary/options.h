@@ -17,6 +17,11 @@ struct Options {
   // input and the first bad element. Off by default: sensor streams carry NaN
   // on purpose and models may handle it.
   bool reject_non_finite_inputs = false;
+  // Threads used by the oneDNN kernels inside one call (a MatMul, Conv, LSTM,
+  // ... may split its work); 0 = the library default (OMP_NUM_THREADS or the
+  // core count). Set on the calling thread for the call only. Small ops are
+  // usually fastest on one thread.
+  int intra_op_threads = 1;
 };
 
 }  // namespace canary

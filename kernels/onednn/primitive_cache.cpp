@@ -5,8 +5,12 @@
 #include <bit>
 
 #include "kernels/onednn/engine.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels::onednn {
+
+// An empty key of `kind` for the calling thread's current oneDNN thread count.
+PrimitiveKey::PrimitiveKey(PrimitiveKind kind) : kind_(kind), threads_(current_threads()) {}
 
 // Appends one value, or marks the key invalid when full.
 void PrimitiveKey::push(std::int64_t v) {
@@ -26,15 +30,16 @@ void PrimitiveKey::push_list(std::span<const std::int64_t> v) {
 // Appends a double's bits, so attributes compare exactly.
 void PrimitiveKey::push_double(double v) { push(std::bit_cast<std::int64_t>(v)); }
 
-// Same kind and the same values in the same order.
+// Same kind, thread count and values in the same order.
 bool PrimitiveKey::operator==(const PrimitiveKey& other) const {
-  return kind_ == other.kind_ && overflow_ == other.overflow_ && count_ == other.count_ &&
+  return kind_ == other.kind_ && threads_ == other.threads_ && overflow_ == other.overflow_ && count_ == other.count_ &&
          std::equal(values_.begin(), values_.begin() + count_, other.values_.begin());
 }
 
 // FNV-1a style mix of the kind and the values.
 std::size_t PrimitiveKey::hash() const {
-  std::uint64_t h = 1469598103934665603ull ^ static_cast<std::uint64_t>(kind_);
+  std::uint64_t h = 1469598103934665603ull ^ static_cast<std::uint64_t>(kind_) ^
+                    (static_cast<std::uint64_t>(threads_) << 8);
   for (std::uint32_t i = 0; i < count_; ++i) h = (h ^ static_cast<std::uint64_t>(values_[i])) * 1099511628211ull;
   return static_cast<std::size_t>(h ^ (h >> 29));
 }

@@ -21,14 +21,19 @@
 
 namespace canary::kernels::onednn {
 
-enum class PrimitiveKind : std::uint8_t { MatMul, Gemm, Conv };
+enum class PrimitiveKind : std::uint8_t {
+  MatMul, Gemm, Conv, Lstm, Softmax, LayerNorm,
+  Pool, GlobalAveragePool, BatchNorm, Gru,
+};
 
-// Op kind plus a bounded list of integers (dims, flags, attribute bits).
+// Op kind, the thread count oneDNN would use now (primitives may partition
+// work for the thread count they were created under) and a bounded list of
+// integers (dims, flags, attribute bits).
 class PrimitiveKey {
  public:
   static constexpr std::size_t kMaxValues = 48;
 
-  explicit PrimitiveKey(PrimitiveKind kind) : kind_(kind) {}
+  explicit PrimitiveKey(PrimitiveKind kind);
   // Appends one value; a key that runs out of room becomes invalid.
   void push(std::int64_t v);
   // Appends a length-prefixed list.
@@ -42,6 +47,7 @@ class PrimitiveKey {
 
  private:
   PrimitiveKind kind_;
+  int threads_ = 0;
   bool overflow_ = false;
   std::uint32_t count_ = 0;
   std::array<std::int64_t, kMaxValues> values_{};
@@ -54,7 +60,7 @@ struct PrimitiveKeyHash {
 // A primitive and its execution arguments, whose buffers are bound per call.
 class CachedPrimitive {
  public:
-  static constexpr std::size_t kMaxArgs = 4;
+  static constexpr std::size_t kMaxArgs = 12;
 
   explicit CachedPrimitive(dnnl::primitive primitive) : primitive_(std::move(primitive)) {}
   // Adds argument `arg` (DNNL_ARG_*) backed by a memory of md with no buffer yet.

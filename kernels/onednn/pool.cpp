@@ -1,0 +1,251 @@
+// oneDNN pooling_v2_forward for 1-D and 2-D f32 MaxPool / AveragePool, and a
+// reduction_mean for GlobalAveragePool.
+//
+// Geometry is resolved exactly like the reference kernel (kernels/reference/
+// pool.cpp). ceil_mode becomes extra end padding, which oneDNN never counts:
+// exact for max and for averages that exclude padding. count_include_pad maps
+// to pooling_avg_include_padding, whose divisor is the kernel size; that equals
+// the reference's count of taps inside the padded input only while no window
+// reaches past the original end padding, so a ceil_mode window that does
+// returns false. So does any window without a real input element (possible
+// with dilation), whose value the reference defines as -inf / NaN.
+// Invalid shapes or attributes return false so the reference kernel throws.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/onednn.h"
+#include "kernels/onednn/engine.h"
+#include "kernels/onednn/plain_layout.h"
+#include "kernels/onednn/primitive_cache.h"
+
+namespace canary::kernels {
+namespace {
+
+using onednn::CachedPrimitive;
+using onednn::PrimitiveKey;
+using onednn::PrimitiveKind;
+
+// One spatial axis: the reference geometry plus oneDNN's end padding.
+struct PoolAxis {
+  std::int64_t in = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0, out = 1;
+  std::int64_t onednn_pad_end = 0;  // pad_end, grown to cover the last ceil_mode window
+};
+
+// A pooling in oneDNN's terms.
+struct PoolPlan {
+  std::size_t spatial = 0;
+  std::array<PoolAxis, 2> axes{};
+  std::array<std::int64_t, 4> out{};
+
+  std::span<const std::int64_t> out_shape() const { return {out.data(), spatial + 2}; }
+};
+
+// Attribute value i, or `fallback` when the list is empty.
+std::int64_t attribute_at(const std::vector<std::int64_t>& v, std::size_t i, std::int64_t fallback) {
+  return v.empty() ? fallback : v[i];
+}
+
+// Floor division for a positive divisor.
+std::int64_t floor_divide(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0 && a < 0) ? 1 : 0); }
+
+// The dilated kernel extent; false on overflow.
+bool kernel_span(const PoolAxis& a, std::int64_t& span) {
+  return !__builtin_mul_overflow(a.dilation, a.kernel - 1, &span) && !__builtin_add_overflow(span, 1, &span);
+}
+
+// SAME padding split like the reference (extra at the end for SAME_UPPER).
+bool apply_same_padding(AutoPad mode, PoolAxis& a, std::int64_t span) {
+  a.out = a.in / a.stride + (a.in % a.stride != 0 ? 1 : 0);
+  std::int64_t covered = 0;
+  if (__builtin_mul_overflow(a.out - 1, a.stride, &covered) || __builtin_add_overflow(covered, span, &covered))
+    return false;
+  const std::int64_t total = std::max<std::int64_t>(0, covered - a.in);
+  a.pad_begin = mode == AutoPad::SameUpper ? total / 2 : total - total / 2;
+  a.pad_end = total - a.pad_begin;
+  return true;
+}
+
+// Output length from explicit pads, floor or ceil mode, like the reference.
+bool compute_output_length(bool ceil_mode, PoolAxis& a, std::int64_t span) {
+  const std::int64_t room = a.in + a.pad_begin + a.pad_end - span;  // operands checked by the caller
+  if (room < 0) return false;
+  a.out = room / a.stride + 1;
+  if (ceil_mode) {
+    a.out += room % a.stride != 0 ? 1 : 0;
+    a.out = std::min(a.out, floor_divide(a.in + a.pad_begin - 1, a.stride) + 1);
+  }
+  return true;
+}
+
+// True when every window holds at least one real (non-padding) tap.
+bool every_window_has_input(const PoolAxis& a) {
+  for (std::int64_t o = 0; o < a.out; ++o) {
+    bool found = false;
+    for (std::int64_t k = 0; k < a.kernel && !found; ++k) {
+      const std::int64_t pos = o * a.stride - a.pad_begin + k * a.dilation;
+      if (pos >= a.in) break;
+      found = pos >= 0;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+// Sets oneDNN's end padding so its floor-mode length equals a.out; false when
+// that is impossible or changes an include-padding average's divisor.
+bool fit_onednn_padding(const PoolParams& p, PoolAxis& a, std::int64_t span) {
+  const std::int64_t needed = (a.out - 1) * a.stride + span - a.in - a.pad_begin;
+  a.onednn_pad_end = std::max(a.pad_end, needed);
+  if (p.op == PoolOp::Average && p.count_include_pad && a.onednn_pad_end != a.pad_end) return false;
+  if (a.onednn_pad_end >= span) return false;
+  return (a.in + a.pad_begin + a.onednn_pad_end - span) / a.stride + 1 == a.out;
+}
+
+// Resolves spatial axis i; false on attributes the reference rejects or cases oneDNN cannot match.
+bool plan_axis(const PoolParams& p, std::size_t i, std::size_t spatial, std::int64_t in, PoolAxis& a) {
+  a.in = in;
+  a.kernel = p.kernel_shape[i];
+  a.stride = attribute_at(p.strides, i, 1);
+  a.dilation = attribute_at(p.dilations, i, 1);
+  constexpr std::int64_t kLimit = std::int64_t{1} << 40;  // keeps the sums below far from overflow
+  if (a.in < 1 || a.kernel < 1 || a.stride < 1 || a.dilation < 1 || a.in > kLimit || a.stride > kLimit) return false;
+  std::int64_t span = 0;
+  if (!kernel_span(a, span) || span > kLimit) return false;
+  if (p.auto_pad == AutoPad::SameUpper || p.auto_pad == AutoPad::SameLower) {
+    if (!apply_same_padding(p.auto_pad, a, span)) return false;
+  } else {
+    if (p.auto_pad == AutoPad::NotSet) {
+      a.pad_begin = attribute_at(p.pads, i, 0);
+      a.pad_end = attribute_at(p.pads, i + spatial, 0);
+      if (a.pad_begin < 0 || a.pad_end < 0 || a.pad_begin >= span || a.pad_end >= span) return false;
+    }
+    if (!compute_output_length(p.ceil_mode, a, span)) return false;
+  }
+  return a.out >= 1 && every_window_has_input(a) && fit_onednn_padding(p, a, span);
+}
+
+// Validates x and the attribute lengths and resolves every axis.
+bool plan_pool(const PoolParams& p, const Tensor& x, PoolPlan& g) {
+  if (x.rank() != 3 && x.rank() != 4) return false;
+  g.spatial = static_cast<std::size_t>(x.rank() - 2);
+  const auto length_ok = [](const std::vector<std::int64_t>& v, std::size_t want, bool required) {
+    return (!required && v.empty()) || v.size() == want;
+  };
+  if (!length_ok(p.kernel_shape, g.spatial, true) || !length_ok(p.strides, g.spatial, false) ||
+      !length_ok(p.dilations, g.spatial, false) || !length_ok(p.pads, 2 * g.spatial, false))
+    return false;
+  g.out[0] = x.dim(0);
+  g.out[1] = x.dim(1);
+  for (std::size_t i = 0; i < g.spatial; ++i) {
+    if (!plan_axis(p, i, g.spatial, x.dim(static_cast<int>(i) + 2), g.axes[i])) return false;
+    g.out[i + 2] = g.axes[i].out;
+  }
+  return true;
+}
+
+// The oneDNN algorithm for the op and count_include_pad.
+dnnl::algorithm pool_algorithm(const PoolParams& p) {
+  if (p.op == PoolOp::Max) return dnnl::algorithm::pooling_max;
+  return p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                             : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+// The cache key: algorithm, input dims and each resolved axis.
+PrimitiveKey pool_key(const PoolParams& p, const PoolPlan& g, const Tensor& x) {
+  PrimitiveKey key(PrimitiveKind::Pool);
+  key.push(static_cast<std::int64_t>(pool_algorithm(p)));
+  key.push_list(x.shape());
+  for (std::size_t i = 0; i < g.spatial; ++i) {
+    const PoolAxis& a = g.axes[i];
+    for (std::int64_t v : {a.kernel, a.stride, a.dilation, a.pad_begin, a.onednn_pad_end}) key.push(v);
+  }
+  return key;
+}
+
+// Creates the pooling primitive for a plan on plain layouts.
+CachedPrimitive make_pool(const PoolParams& p, const PoolPlan& g, const Tensor& x) {
+  dnnl::memory::dims strides, kernel, dilation, pad_l, pad_r;
+  for (std::size_t i = 0; i < g.spatial; ++i) {
+    const PoolAxis& a = g.axes[i];
+    strides.push_back(a.stride);
+    kernel.push_back(a.kernel);
+    dilation.push_back(a.dilation - 1);
+    pad_l.push_back(a.pad_begin);
+    pad_r.push_back(a.onednn_pad_end);
+  }
+  const dnnl::memory::desc x_md = onednn::row_major_desc(x.shape());
+  const dnnl::memory::desc y_md = onednn::row_major_desc(g.out_shape());
+  const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, pool_algorithm(p), x_md, y_md,
+                                            strides, kernel, dilation, pad_l, pad_r);
+  const dnnl::pooling_v2_forward::primitive_desc pd(desc, onednn::cpu_engine());
+  CachedPrimitive entry{dnnl::pooling_v2_forward(pd)};
+  entry.add_argument(DNNL_ARG_SRC, x_md);
+  entry.add_argument(DNNL_ARG_DST, y_md);
+  return entry;
+}
+
+// Creates a mean over dim 1 of a dense [planes, plane_size] tensor.
+CachedPrimitive make_global_average(std::int64_t planes, std::int64_t plane_size) {
+  const std::int64_t src_dims[2] = {planes, plane_size};
+  const std::int64_t dst_dims[2] = {planes, 1};
+  const dnnl::memory::desc x_md = onednn::row_major_desc(src_dims);
+  const dnnl::memory::desc y_md = onednn::row_major_desc(dst_dims);
+  const dnnl::reduction::desc desc(dnnl::algorithm::reduction_mean, x_md, y_md, 0.f, 0.f);
+  const dnnl::reduction::primitive_desc pd(desc, onednn::cpu_engine());
+  CachedPrimitive entry{dnnl::reduction(pd)};
+  entry.add_argument(DNNL_ARG_SRC, x_md);
+  entry.add_argument(DNNL_ARG_DST, y_md);
+  return entry;
+}
+
+}  // namespace
+
+// oneDNN max or average pooling of x into y, or false when the case does not apply.
+bool onednn_pool(const PoolParams& p, const Tensor& x, Tensor& y) {
+  onednn::thread_primitive_cache().count_call();
+  if (x.dtype() != DType::F32 || &x == &y || x.numel() == 0) return false;
+  PoolPlan g;
+  if (!plan_pool(p, x, g) || !onednn::dense_size_fits(g.out_shape())) return false;
+  const PrimitiveKey key = pool_key(p, g, x);
+  if (!key.valid()) return false;
+  try {
+    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_pool(p, g, x); });
+    y.reset(DType::F32, g.out_shape());
+    const std::array<const void*, 2> buffers{x.raw(), y.raw()};
+    prim.execute(buffers);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+// oneDNN mean of x [N, C, spatial...] over the spatial axes, or false when the case does not apply.
+bool onednn_global_average_pool(const Tensor& x, Tensor& y) {
+  onednn::thread_primitive_cache().count_call();
+  if (x.dtype() != DType::F32 || &x == &y || x.rank() < 3 || x.numel() == 0) return false;
+  const std::int64_t planes = x.dim(0) * x.dim(1);
+  const std::int64_t plane_size = x.numel() / planes;
+  PrimitiveKey key(PrimitiveKind::GlobalAveragePool);
+  key.push(planes);
+  key.push(plane_size);
+  try {
+    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(
+        key, [&] { return make_global_average(planes, plane_size); });
+    Shape out(x.shape().size(), 1);
+    out[0] = x.dim(0);
+    out[1] = x.dim(1);
+    y.reset(DType::F32, out);
+    const std::array<const void*, 2> buffers{x.raw(), y.raw()};
+    prim.execute(buffers);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+}  // namespace canary::kernels

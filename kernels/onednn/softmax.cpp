@@ -1,0 +1,62 @@
+// oneDNN softmax_forward for f32 Softmax along any axis.
+//
+// The tensor is viewed as [outer, dim, inner] (or [outer, dim] when the axis
+// is the last), so one primitive serves every rank with the same split and
+// the cache key is three numbers. Invalid axes and empty tensors return false
+// so the reference kernel reports or handles them.
+#include <array>
+#include <cstdint>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/onednn.h"
+#include "kernels/onednn/engine.h"
+#include "kernels/onednn/plain_layout.h"
+#include "kernels/onednn/primitive_cache.h"
+
+namespace canary::kernels {
+namespace {
+
+using onednn::CachedPrimitive;
+using onednn::PrimitiveKey;
+using onednn::PrimitiveKind;
+
+// Creates a softmax over dim 1 of a dense [outer, dim(, inner)] tensor.
+CachedPrimitive make_softmax(std::int64_t outer, std::int64_t dim, std::int64_t inner) {
+  const std::int64_t dims[3] = {outer, dim, inner};
+  const dnnl::memory::desc md = onednn::row_major_desc(std::span<const std::int64_t>(dims, inner == 1 ? 2 : 3));
+  const dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, md, 1);
+  const dnnl::softmax_forward::primitive_desc pd(desc, onednn::cpu_engine());
+  CachedPrimitive entry{dnnl::softmax_forward(pd)};
+  entry.add_argument(DNNL_ARG_SRC, md);
+  entry.add_argument(DNNL_ARG_DST, md);
+  return entry;
+}
+
+}  // namespace
+
+// oneDNN softmax of x along axis into y, or false when the case does not apply.
+bool onednn_softmax(std::int64_t axis, const Tensor& x, Tensor& y) {
+  onednn::thread_primitive_cache().count_call();
+  const std::int64_t rank = x.rank();
+  if (x.dtype() != DType::F32 || &x == &y || axis < -rank || axis >= rank || x.numel() == 0) return false;
+  const std::int64_t a = axis < 0 ? axis + rank : axis;
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t d = 0; d < a; ++d) outer *= x.dim(static_cast<int>(d));
+  for (std::int64_t d = a + 1; d < rank; ++d) inner *= x.dim(static_cast<int>(d));
+  const std::int64_t dim = x.dim(static_cast<int>(a));
+  PrimitiveKey key(PrimitiveKind::Softmax);
+  for (std::int64_t v : {outer, dim, inner}) key.push(v);
+  try {
+    CachedPrimitive& prim =
+        onednn::thread_primitive_cache().find_or_create(key, [&] { return make_softmax(outer, dim, inner); });
+    y.reset(DType::F32, x.shape());
+    const std::array<const void*, 2> buffers{x.raw(), y.raw()};
+    prim.execute(buffers);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+}  // namespace canary::kernels

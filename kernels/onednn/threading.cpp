@@ -1,0 +1,32 @@
+// Intra-op threading of the oneDNN kernels: this oneDNN build runs primitives
+// on OpenMP, whose thread count for a parallel region is the nthreads-var of
+// the thread that starts it. omp_set_num_threads changes only the calling
+// thread's value, so a scope set on one session's thread leaves other threads
+// (and their sessions) alone, and restoring it on exit leaves the host
+// application's own OpenMP setting as it was.
+#include "kernels/onednn/threading.h"
+
+#include <omp.h>
+
+#include "kernels/onednn.h"
+
+namespace canary::kernels::onednn {
+
+// OpenMP's current thread count for the calling thread.
+int current_threads() { return omp_get_max_threads(); }
+
+}  // namespace canary::kernels::onednn
+
+namespace canary::kernels {
+
+// Saves the calling thread's OpenMP thread count and sets `threads` when > 0.
+OnednnThreadScope::OnednnThreadScope(int threads) : previous_(omp_get_max_threads()), changed_(threads > 0) {
+  if (changed_ && threads != previous_) omp_set_num_threads(threads);
+}
+
+// Restores the saved thread count.
+OnednnThreadScope::~OnednnThreadScope() {
+  if (changed_ && omp_get_max_threads() != previous_) omp_set_num_threads(previous_);
+}
+
+}  // namespace canary::kernels

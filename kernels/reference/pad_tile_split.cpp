@@ -1,0 +1,201 @@
+// Reference kernels that copy a tensor into a differently sized layout: Pad
+// (constant, reflect, edge; negative pads crop), Tile and Split. They move raw
+// element bits, so every dtype is supported.
+#include <array>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "canary/error.h"
+#include "kernels/reference.h"
+#include "kernels/reference/axis.h"
+#include "kernels/reference/broadcast_index.h"
+
+namespace canary::kernels {
+namespace {
+
+// f(U{}) with an unsigned integer type as wide as one element of dtype.
+template <typename F>
+void dispatch_bits(DType dtype, F&& f) {
+  switch (dtype_size(dtype)) {
+    case 1: f(std::uint8_t{}); return;
+    case 4: f(std::uint32_t{}); return;
+    default: f(std::uint64_t{}); return;
+  }
+}
+
+// Where each output index of one padded dim reads from: an input index, or
+// -1 for the constant.
+std::vector<std::int64_t> pad_source_indices(PadMode mode, std::int64_t dim, std::int64_t begin, std::int64_t out) {
+  std::vector<std::int64_t> src(static_cast<std::size_t>(out));
+  for (std::int64_t o = 0; o < out; ++o) {
+    std::int64_t i = o - begin;
+    if (i < 0 || i >= dim) {
+      if (mode == PadMode::Constant) i = -1;
+      else if (mode == PadMode::Edge) i = i < 0 ? 0 : dim - 1;
+      else i = i < 0 ? -i : 2 * (dim - 1) - i;
+    }
+    src[static_cast<std::size_t>(o)] = i;
+  }
+  return src;
+}
+
+// Checks one dim's pads for its mode; returns the padded length.
+std::int64_t padded_dim(PadMode mode, const Tensor& x, std::size_t k, std::int64_t begin, std::int64_t end,
+                        const std::vector<std::int64_t>& pads) {
+  const std::int64_t dim = x.shape()[k];
+  const std::int64_t out = dim + begin + end;
+  const std::string where = "Pad: pads " + shape_to_string(pads) + " on input " + x.type_string() + ", dim " +
+                            std::to_string(k);
+  if (out < 0) throw Error(ErrorKind::Shape, where + " crops more than the dim holds");
+  const std::int64_t widest = std::max(begin, end);
+  if (widest > 0 && mode == PadMode::Edge && dim == 0) {
+    throw Error(ErrorKind::Shape, where + ": edge-pads an empty dim");
+  }
+  if (widest > 0 && mode == PadMode::Reflect && widest >= dim) {
+    throw Error(ErrorKind::Shape, where + ": reflect pads must be smaller than the dim (" + std::to_string(dim) + ")");
+  }
+  return out;
+}
+
+// Copies the constant (one element of x's dtype, or zero) into `bits`.
+void read_pad_value(const Tensor& x, const Tensor* value, std::uint64_t& bits) {
+  bits = 0;
+  if (value == nullptr || !value->defined()) return;
+  if (value->dtype() != x.dtype() || value->numel() != 1) {
+    throw Error(ErrorKind::Input, "Pad: constant_value must be a one-element " + std::string(dtype_name(x.dtype())) +
+                                      " tensor, got " + value->type_string());
+  }
+  std::memcpy(&bits, value->raw(), dtype_size(x.dtype()));
+}
+
+// Fills y (already reset) from x through per-dim source indices.
+template <typename U>
+void gather_padded(const Tensor& x, const std::vector<std::vector<std::int64_t>>& src, U fill, Tensor& y) {
+  const U* px = static_cast<const U*>(x.raw());
+  U* py = static_cast<U*>(y.raw());
+  const Shape strides = detail::contiguous_strides(x.shape());
+  const Shape& out = y.shape();
+  const std::size_t rank = out.size();
+  std::vector<std::int64_t> counter(rank, 0);
+  for (std::int64_t o = 0; o < y.numel(); ++o) {
+    std::int64_t at = 0;
+    bool constant = false;
+    for (std::size_t k = 0; k < rank; ++k) {
+      const std::int64_t i = src[k][static_cast<std::size_t>(counter[k])];
+      constant = constant || i < 0;
+      at += i * strides[k];
+    }
+    py[o] = constant ? fill : px[at];
+    for (std::size_t k = rank; k-- > 0;) {
+      if (++counter[k] < out[k]) break;
+      counter[k] = 0;
+    }
+  }
+}
+
+// Split sizes: from the split input, or equal parts that divide the dim.
+std::vector<std::int64_t> split_sizes(const Tensor& x, std::int64_t axis, const Tensor* split, std::size_t parts) {
+  const std::int64_t dim = x.shape()[static_cast<std::size_t>(axis)];
+  const auto n = static_cast<std::int64_t>(parts);
+  const std::string where = "Split: input " + x.type_string() + " along axis " + std::to_string(axis);
+  if (split == nullptr || !split->defined()) {
+    if (n == 0 || dim % n != 0) {
+      throw Error(ErrorKind::Shape, where + ": dim " + std::to_string(dim) + " does not divide into " +
+                                        std::to_string(n) + " equal parts");
+    }
+    return std::vector<std::int64_t>(parts, dim / n);
+  }
+  std::vector<std::int64_t> sizes = read_int_values(*split, "Split sizes");
+  std::int64_t total = 0;
+  for (std::int64_t s : sizes) {
+    if (s < 0) throw Error(ErrorKind::Shape, where + ": split " + shape_to_string(sizes) + " has a negative size");
+    total += s;
+  }
+  if (sizes.size() != parts || total != dim) {
+    throw Error(ErrorKind::Shape, where + ": split " + shape_to_string(sizes) + " must have " + std::to_string(n) +
+                                      " entries summing to " + std::to_string(dim));
+  }
+  return sizes;
+}
+
+}  // namespace
+
+void tile(const Tensor& x_in, const Tensor& repeats, Tensor& y) {
+  const Tensor x = x_in;  // shared, so y's reset() never overwrites it
+  const std::vector<std::int64_t> reps = read_int_values(repeats, "Tile repeats");
+  if (reps.size() != static_cast<std::size_t>(x.rank())) {
+    throw Error(ErrorKind::Shape, "Tile: repeats " + shape_to_string(reps) + " must have one entry per dim of " +
+                                      x.type_string());
+  }
+  // The output, viewed as [r0, d0, r1, d1, ...], reads x with strides [0, s0, 0, s1, ...].
+  const Shape own = detail::contiguous_strides(x.shape());
+  Shape out, view, strides;
+  for (std::size_t k = 0; k < reps.size(); ++k) {
+    if (reps[k] < 0) throw Error(ErrorKind::Shape, "Tile: repeats " + shape_to_string(reps) + " has a negative entry");
+    out.push_back(x.shape()[k] * reps[k]);
+    view.insert(view.end(), {reps[k], x.shape()[k]});
+    strides.insert(strides.end(), {0, own[k]});
+  }
+  checked_numel(out);
+  dispatch_bits(x.dtype(), [&](auto tag) {
+    using U = decltype(tag);
+    y.reset(x.dtype(), out);
+    const U* px = static_cast<const U*>(x.raw());
+    U* py = static_cast<U*>(y.raw());
+    detail::for_each_strided<1>(view, std::array<Shape, 1>{strides}, {0},
+                                [&](std::int64_t o, const std::array<std::int64_t, 1>& at) { py[o] = px[at[0]]; });
+  });
+}
+
+void pad(PadMode mode, const Tensor& x_in, const Tensor& pads_in, const Tensor* value, Tensor& y) {
+  const Tensor x = x_in;  // shared, so y's reset() never overwrites it
+  const std::vector<std::int64_t> pads = read_int_values(pads_in, "Pad pads");
+  const auto rank = static_cast<std::size_t>(x.rank());
+  if (pads.size() != 2 * rank) {
+    throw Error(ErrorKind::Shape, "Pad: pads " + shape_to_string(pads) + " must have 2 * rank = " +
+                                      std::to_string(2 * rank) + " entries for input " + x.type_string());
+  }
+  std::uint64_t fill_bits = 0;
+  read_pad_value(x, value, fill_bits);
+  Shape out(rank);
+  std::vector<std::vector<std::int64_t>> src(rank);
+  for (std::size_t k = 0; k < rank; ++k) {
+    out[k] = padded_dim(mode, x, k, pads[k], pads[k + rank], pads);
+    src[k] = pad_source_indices(mode, x.shape()[k], pads[k], out[k]);
+  }
+  dispatch_bits(x.dtype(), [&](auto tag) {
+    using U = decltype(tag);
+    U fill{};
+    std::memcpy(&fill, &fill_bits, sizeof(U));
+    y.reset(x.dtype(), out);
+    gather_padded<U>(x, src, fill, y);
+  });
+}
+
+void split(std::int64_t axis, const Tensor& x_in, const Tensor* split, std::span<Tensor* const> outputs) {
+  const Tensor x = x_in;  // shared, so an output's reset() never overwrites it
+  if (x.rank() == 0) throw Error(ErrorKind::Shape, "Split: cannot split a scalar " + x.type_string());
+  const std::int64_t a = detail::normalize_axis("Split", axis, x.rank(), x.shape());
+  const std::vector<std::int64_t> sizes = split_sizes(x, a, split, outputs.size());
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t k = 0; k < a; ++k) outer *= x.shape()[static_cast<std::size_t>(k)];
+  for (std::int64_t k = a + 1; k < x.rank(); ++k) inner *= x.shape()[static_cast<std::size_t>(k)];
+  const std::size_t elem = dtype_size(x.dtype());
+  const std::int64_t dim = x.shape()[static_cast<std::size_t>(a)];
+  const auto* px = static_cast<const unsigned char*>(x.raw());
+  std::int64_t offset = 0;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    Shape shape = x.shape();
+    shape[static_cast<std::size_t>(a)] = sizes[i];
+    outputs[i]->reset(x.dtype(), shape);
+    auto* py = static_cast<unsigned char*>(outputs[i]->raw());
+    const std::size_t chunk = static_cast<std::size_t>(sizes[i] * inner) * elem;
+    for (std::int64_t o = 0; o < outer && chunk > 0; ++o) {
+      std::memcpy(py + o * chunk, px + static_cast<std::size_t>((o * dim + offset) * inner) * elem, chunk);
+    }
+    offset += sizes[i];
+  }
+}
+
+}  // namespace canary::kernels

@@ -1,0 +1,1 @@
+Bv_finalJoÿ!A}aAH“<A

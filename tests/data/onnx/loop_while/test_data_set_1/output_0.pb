@@ -1,0 +1,1 @@
+Bv_finalJ8Ó	CJÄ	C

@@ -1,0 +1,257 @@
+// Tests of the reference kernels for ops exporters emit: Sign, Reciprocal,
+// Floor, Ceil, Round, Softplus, LeakyRelu, HardSigmoid, Not, And, Or, Mod,
+// Dropout, ConstantOfShape, Range, Tile, Pad and Split, against hand-computed
+// values, in f32 and f64, with their error cases.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "canary/error.h"
+#include "canary/tensor.h"
+#include "kernels/reference.h"
+#include "tests/kernels/tensor_checks.h"
+
+using namespace canary;
+using namespace canary::kernels;
+using canary::test::check_values;
+using canary::test::ints;
+using canary::test::require_error;
+using canary::test::values_of;
+
+namespace {
+
+Tensor f32(const std::vector<float>& v, std::initializer_list<std::int64_t> shape) {
+  return Tensor::from_vector<float>(v, shape);
+}
+Tensor f64(const std::vector<double>& v, std::initializer_list<std::int64_t> shape) {
+  return Tensor::from_vector<double>(v, shape);
+}
+Tensor i64(const std::vector<std::int64_t>& v, std::initializer_list<std::int64_t> shape) {
+  return Tensor::from_vector<std::int64_t>(v, shape);
+}
+Tensor bools(const std::vector<bool>& v, std::initializer_list<std::int64_t> shape) {
+  return Tensor::from_vector<bool>(v, shape);
+}
+
+}  // namespace
+
+TEST_CASE("Sign, Reciprocal, Floor and Ceil", "[unit][exporter_ops]") {
+  Tensor y;
+  math_unary(MathOp::Sign, f32({-2.0f, 0.0f, 3.5f}, {3}), y);
+  check_values(y, {3}, {-1, 0, 1});
+  math_unary(MathOp::Sign, i64({-5, 0, 7}, {3}), y);
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{-1, 0, 1});
+  math_unary(MathOp::Reciprocal, f64({2, -4, 0.5}, {3}), y);
+  CHECK(y.dtype() == DType::F64);
+  check_values(y, {3}, {0.5, -0.25, 2}, 0);
+  math_unary(MathOp::Floor, f32({-1.5f, 1.5f, 2.0f}, {1, 3}), y);
+  check_values(y, {1, 3}, {-2, 1, 2}, 0);
+  math_unary(MathOp::Ceil, f32({-1.5f, 1.5f, 2.0f}, {1, 3}), y);
+  check_values(y, {1, 3}, {-1, 2, 2}, 0);
+}
+
+TEST_CASE("Round rounds half to even in f32 and f64", "[unit][exporter_ops]") {
+  const std::vector<double> in = {0.5, 1.5, 2.5, -2.5, -0.5, 2.4, 2.6, -1.5};
+  const std::vector<double> want = {0, 2, 2, -2, 0, 2, 3, -2};
+  Tensor y;
+  math_unary(MathOp::Round, f64(in, {8}), y);
+  check_values(y, {8}, want, 0);
+  math_unary(MathOp::Round, f32(std::vector<float>(in.begin(), in.end()), {2, 4}), y);
+  check_values(y, {2, 4}, want, 0);
+}
+
+TEST_CASE("Softplus, LeakyRelu and HardSigmoid", "[unit][exporter_ops]") {
+  Tensor y;
+  math_unary(MathOp::Softplus, f64({0, 1, 100, -100}, {4}), y);
+  check_values(y, {4}, {std::log(2.0), std::log(1.0 + std::exp(1.0)), 100, 0}, 1e-12);
+  math_unary(MathOp::Softplus, f32({0.0f, 100.0f}, {2}), y);
+  check_values(y, {2}, {0.693147, 100}, 1e-5);
+  leaky_relu(0.01, f32({-2.0f, 0.0f, 3.0f}, {3}), y);
+  check_values(y, {3}, {-0.02, 0, 3}, 1e-7);
+  leaky_relu(0.5, f64({-3, 4}, {2}), y);
+  check_values(y, {2}, {-1.5, 4}, 0);
+  hard_sigmoid(0.2, 0.5, f32({-5.0f, -1.0f, 0.0f, 1.0f, 5.0f}, {5}), y);
+  check_values(y, {5}, {0, 0.3, 0.5, 0.7, 1}, 1e-6);
+}
+
+TEST_CASE("float-only math ops reject integer tensors", "[unit][exporter_ops]") {
+  Tensor y;
+  require_error([&] { math_unary(MathOp::Reciprocal, i64({2}, {1}), y); }, ErrorKind::Input, {"Reciprocal", "i64"});
+  require_error([&] { leaky_relu(0.01, i64({2}, {1}), y); }, ErrorKind::Input, {"LeakyRelu"});
+}
+
+TEST_CASE("Not, And and Or on bool tensors with broadcasting", "[unit][exporter_ops]") {
+  Tensor y;
+  logical_not(bools({true, false}, {2}), y);
+  CHECK(values_of<bool>(y) == std::vector<bool>{false, true});
+  const Tensor a = bools({true, false, true, true}, {2, 2});
+  logical(LogicalOp::And, a, bools({true, false}, {2}), y);
+  REQUIRE(y.shape() == Shape{2, 2});
+  CHECK(values_of<bool>(y) == std::vector<bool>{true, false, true, false});
+  logical(LogicalOp::Or, a, bools({false, true}, {2, 1}), y);
+  CHECK(values_of<bool>(y) == std::vector<bool>{true, false, true, true});
+  logical(LogicalOp::Or, bools({false}, {}), bools({false, true, false}, {3, 1}), y);
+  REQUIRE(y.shape() == Shape{3, 1});
+  CHECK(values_of<bool>(y) == std::vector<bool>{false, true, false});
+  require_error([&] { logical(LogicalOp::And, a, bools({true, true, true}, {3}), y); }, ErrorKind::Shape,
+                {"And", "[2, 2]", "[3]"});
+  require_error([&] { logical_not(f32({1.0f}, {1}), y); }, ErrorKind::Input, {"Not", "f32"});
+}
+
+TEST_CASE("Mod with fmod 0 takes the divisor's sign, fmod 1 the dividend's", "[unit][exporter_ops]") {
+  const Tensor a = i64({-7, 7, -7, 7}, {4});
+  const Tensor b = i64({3, -3, -3, 3}, {4});
+  Tensor y;
+  mod(false, a, b, y);
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{2, -2, -1, 1});
+  mod(true, a, b, y);
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{-1, 1, -1, 1});
+  mod(true, f64({-7.5, 7.5}, {2}), f64({2, -2}, {2}), y);
+  check_values(y, {2}, {-1.5, 1.5}, 0);
+  mod(false, f32({-7.5f, 7.5f}, {2}), f32({2.0f, -2.0f}, {2}), y);
+  check_values(y, {2}, {0.5, -0.5}, 0);
+  // Broadcasting: [2, 2] mod [2] column-wise.
+  mod(false, Tensor::from_vector<std::int32_t>({5, -5, 9, -9}, {2, 2}), Tensor::from_vector<std::int32_t>({4, 4}, {2}),
+      y);
+  REQUIRE(y.shape() == Shape{2, 2});
+  CHECK(values_of<std::int32_t>(y) == std::vector<std::int32_t>{1, 3, 1, 3});
+}
+
+TEST_CASE("Mod errors: integer modulo by zero and mismatched dtypes", "[unit][exporter_ops]") {
+  Tensor y;
+  require_error([&] { mod(false, i64({4}, {1}), i64({0}, {1}), y); }, ErrorKind::Input, {"Mod", "zero"});
+  require_error([&] { mod(true, i64({4}, {1}), i64({0}, {1}), y); }, ErrorKind::Input, {"zero"});
+  require_error([&] { mod(false, i64({4}, {1}), f32({1.0f}, {1}), y); }, ErrorKind::Input, {"Mod", "dtypes"});
+}
+
+TEST_CASE("Dropout passes values through and gives an all-true mask", "[unit][exporter_ops]") {
+  const Tensor x = f32({1.0f, -2.0f, 3.0f, 4.0f}, {2, 2});
+  Tensor y, mask;
+  const Tensor off = Tensor::scalar<bool>(false);
+  dropout(x, &off, y, &mask);
+  check_values(y, {2, 2}, {1, -2, 3, 4}, 0);
+  REQUIRE(mask.shape() == Shape{2, 2});
+  CHECK(values_of<bool>(mask) == std::vector<bool>{true, true, true, true});
+  dropout(x, nullptr, y, nullptr);
+  check_values(y, {2, 2}, {1, -2, 3, 4}, 0);
+  const Tensor on = Tensor::scalar<bool>(true);
+  require_error([&] { dropout(x, &on, y, &mask); }, ErrorKind::Input, {"Dropout", "training mode is not supported"});
+}
+
+TEST_CASE("ConstantOfShape fills the given shape with the value", "[unit][exporter_ops]") {
+  Tensor y;
+  constant_of_shape(ints({2, 3}), Tensor::from_vector<std::int64_t>({7}, {1}), y);
+  REQUIRE(y.dtype() == DType::I64);
+  REQUIRE(y.shape() == Shape{2, 3});
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>(6, 7));
+  constant_of_shape(ints({2}), Tensor(), y);
+  REQUIRE(y.dtype() == DType::F32);
+  check_values(y, {2}, {0, 0}, 0);
+  constant_of_shape(ints({}), Tensor::scalar<double>(2.5), y);
+  check_values(y, {}, {2.5}, 0);
+  constant_of_shape(ints({0, 4}), Tensor::scalar<double>(2.5), y);
+  CHECK(y.shape() == Shape{0, 4});
+  require_error([&] { constant_of_shape(ints({2, -1}), Tensor(), y); }, ErrorKind::Input,
+                {"ConstantOfShape", "negative"});
+  require_error([&] { constant_of_shape(ints({2}), f32({1.0f, 2.0f}, {2}), y); }, ErrorKind::Input, {"one element"});
+}
+
+TEST_CASE("Range with positive, negative and fractional deltas", "[unit][exporter_ops]") {
+  Tensor y;
+  auto s = [](std::int64_t v) { return Tensor::scalar<std::int64_t>(v); };
+  range(s(1), s(10), s(3), y);
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{1, 4, 7});
+  range(s(10), s(4), s(-2), y);
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{10, 8, 6});
+  range(s(10), s(3), s(-2), y);
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{10, 8, 6, 4});
+  range(s(5), s(1), s(1), y);
+  CHECK(y.shape() == Shape{0});
+  range(Tensor::scalar<float>(0.0f), Tensor::scalar<float>(1.0f), Tensor::scalar<float>(0.25f), y);
+  check_values(y, {4}, {0, 0.25, 0.5, 0.75}, 0);
+  range(Tensor::scalar<double>(1.0), Tensor::scalar<double>(0.0), Tensor::scalar<double>(-0.4), y);
+  check_values(y, {3}, {1, 0.6, 0.2}, 1e-15);
+  require_error([&] { range(s(0), s(4), s(0), y); }, ErrorKind::Input, {"Range", "delta is 0"});
+  require_error([&] { range(s(0), Tensor::scalar<float>(4.0f), s(1), y); }, ErrorKind::Input, {"limit", "i64"});
+}
+
+TEST_CASE("Tile repeats along each dim", "[unit][exporter_ops]") {
+  const Tensor x = f32({1, 2, 3, 4}, {2, 2});
+  Tensor y;
+  tile(x, ints({1, 2}), y);
+  check_values(y, {2, 4}, {1, 2, 1, 2, 3, 4, 3, 4}, 0);
+  tile(x, ints({2, 1}), y);
+  check_values(y, {4, 2}, {1, 2, 3, 4, 1, 2, 3, 4}, 0);
+  tile(f64({5, 6}, {2}), ints({0}), y);
+  CHECK(y.shape() == Shape{0});
+  require_error([&] { tile(x, ints({2}), y); }, ErrorKind::Shape, {"Tile", "[2]", "f32[2, 2]"});
+}
+
+TEST_CASE("Pad in constant mode, with a value and with negative pads", "[unit][exporter_ops]") {
+  const Tensor x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor y;
+  const Tensor nine = Tensor::scalar<float>(9.0f);
+  pad(PadMode::Constant, x, ints({0, 1, 1, 0}), &nine, y);
+  check_values(y, {3, 4}, {9, 1, 2, 3, 9, 4, 5, 6, 9, 9, 9, 9}, 0);
+  // Crop the first column, add a zero column at the end.
+  pad(PadMode::Constant, x, ints({0, -1, 0, 1}), nullptr, y);
+  check_values(y, {2, 3}, {2, 3, 0, 5, 6, 0}, 0);
+  // Output aliasing the input.
+  Tensor same = f64({1, 2}, {2});
+  pad(PadMode::Constant, same, ints({1, 1}), nullptr, same);
+  check_values(same, {4}, {0, 1, 2, 0}, 0);
+}
+
+TEST_CASE("Pad in reflect and edge modes", "[unit][exporter_ops]") {
+  Tensor y;
+  pad(PadMode::Reflect, f32({1, 2, 3, 4}, {4}), ints({2, 1}), nullptr, y);
+  check_values(y, {7}, {3, 2, 1, 2, 3, 4, 3}, 0);
+  pad(PadMode::Reflect, f64({1, 2, 3, 4, 5, 6}, {2, 3}), ints({1, 0, 0, 0}), nullptr, y);
+  check_values(y, {3, 3}, {4, 5, 6, 1, 2, 3, 4, 5, 6}, 0);
+  pad(PadMode::Edge, f32({1, 2, 3}, {3}), ints({2, 1}), nullptr, y);
+  check_values(y, {6}, {1, 1, 1, 2, 3, 3}, 0);
+  pad(PadMode::Edge, f32({1, 2, 3, 4}, {2, 2}), ints({0, 1, 1, 0}), nullptr, y);
+  check_values(y, {3, 3}, {1, 1, 2, 3, 3, 4, 3, 3, 4}, 0);
+}
+
+TEST_CASE("Pad errors name the pads and the input", "[unit][exporter_ops]") {
+  const Tensor x = f32({1, 2, 3}, {3});
+  Tensor y;
+  require_error([&] { pad(PadMode::Reflect, x, ints({3, 0}), nullptr, y); }, ErrorKind::Shape, {"reflect", "[3, 0]"});
+  require_error([&] { pad(PadMode::Constant, x, ints({1, 1, 1, 1}), nullptr, y); }, ErrorKind::Shape,
+                {"Pad", "2 * rank", "f32[3]"});
+  require_error([&] { pad(PadMode::Constant, x, ints({-2, -2}), nullptr, y); }, ErrorKind::Shape, {"crops"});
+  require_error([&] { pad(PadMode::Edge, f32({}, {0}), ints({1, 0}), nullptr, y); }, ErrorKind::Shape, {"empty"});
+  const Tensor wrong = Tensor::scalar<double>(1.0);
+  require_error([&] { pad(PadMode::Constant, x, ints({1, 1}), &wrong, y); }, ErrorKind::Input, {"constant_value"});
+}
+
+TEST_CASE("Split into equal parts and by explicit sizes", "[unit][exporter_ops]") {
+  const Tensor x = f32({0, 1, 2, 3, 4, 5, 6, 7}, {2, 4});
+  Tensor a, b, c;
+  std::vector<Tensor*> two = {&a, &b};
+  split(1, x, nullptr, two);
+  check_values(a, {2, 2}, {0, 1, 4, 5}, 0);
+  check_values(b, {2, 2}, {2, 3, 6, 7}, 0);
+  const Tensor sizes = ints({1, 3});
+  split(-1, x, &sizes, two);
+  check_values(a, {2, 1}, {0, 4}, 0);
+  check_values(b, {2, 3}, {1, 2, 3, 5, 6, 7}, 0);
+  std::vector<Tensor*> three = {&a, &b, &c};
+  const Tensor with_empty = ints({1, 0, 1});
+  split(0, x, &with_empty, three);
+  check_values(a, {1, 4}, {0, 1, 2, 3}, 0);
+  CHECK(b.shape() == Shape{0, 4});
+  check_values(c, {1, 4}, {4, 5, 6, 7}, 0);
+}
+
+TEST_CASE("Split errors: parts that do not divide, sizes that do not sum", "[unit][exporter_ops]") {
+  const Tensor x = f64({0, 1, 2, 3, 4, 5}, {2, 3});
+  Tensor a, b;
+  std::vector<Tensor*> two = {&a, &b};
+  require_error([&] { split(1, x, nullptr, two); }, ErrorKind::Shape, {"Split", "3", "2 equal parts"});
+  const Tensor sizes = ints({1, 1});
+  require_error([&] { split(1, x, &sizes, two); }, ErrorKind::Shape, {"[1, 1]", "summing to 3"});
+  require_error([&] { split(2, x, nullptr, two); }, ErrorKind::Shape, {"axis 2"});
+}
