@@ -163,10 +163,15 @@ Tensor constant_node_value(const onnx::NodeProto& node) {
   fail(describe_attr(node, a) + " is not supported (expected value, value_float(s) or value_int(s))");
 }
 
-// Reads an int attribute by name.
+// Reads an int attribute by name; Error(Model) when it has another type.
 std::int64_t int_attribute(const onnx::NodeProto& node, std::string_view name, std::int64_t fallback) {
-  for (const AttributeProto& a : node.attribute())
-    if (a.name() == name) return a.i();
+  for (const AttributeProto& a : node.attribute()) {
+    if (a.name() != name) continue;
+    if (type_of(a) != AttributeProto::INT) {
+      fail(describe_attr(node, a) + " has type " + onnx_type_name(type_of(a)) + ", expected INT");
+    }
+    return a.i();
+  }
   return fallback;
 }
 

@@ -202,7 +202,12 @@ InputHints GraphImporter::body_hints(Scope& scope, const NodeProto& node, OpKind
     for (int i = 0; i < body.input_size(); ++i)
       hints[i] = i == 0 ? ValueType{DType::I64, {}} : i == 1 ? ValueType{DType::Bool, {}} : outer(i);
   } else if (op == OpKind::Scan) {
-    std::int64_t states = node.input_size() - int_attribute(node, "num_scan_inputs", 0);
+    const std::int64_t scanned = int_attribute(node, "num_scan_inputs", 0);
+    if (scanned < 0 || scanned > node.input_size()) {
+      fail(describe_node(node) + ": attribute 'num_scan_inputs' is " + std::to_string(scanned) + ", expected 0.." +
+           std::to_string(node.input_size()) + " (the number of inputs)");
+    }
+    std::int64_t states = node.input_size() - scanned;
     std::vector<std::int64_t> axes = ints_attribute(node, "scan_input_axes");
     for (int i = 0; i < body.input_size(); ++i) {
       hints[i] = outer(i);

@@ -5,8 +5,10 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <climits>
+#include <exception>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <new>
 
 #include "graph/onnx_import_internal.h"
 #include "graph/op_registry.h"
@@ -106,17 +108,39 @@ std::shared_ptr<Graph> import_onnx(std::string_view bytes, std::string_view sour
     return graph;
   } catch (const Error& e) {
     throw Error(e.kind(), std::string(source_name) + ": " + e.detail());
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::Resource, std::string(source_name) + ": out of memory while importing the model");
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Model, std::string(source_name) + ": cannot import the model (" + e.what() + ")");
   }
 }
 
-// Reads the whole file, then imports it.
+// Checks the file's size against protobuf's 2 GiB limit, reads it once into a
+// buffer of that size, then imports it.
 std::shared_ptr<Graph> import_onnx_file(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error(ErrorKind::Model, "cannot read ONNX file '" + path + "': " + ec.message());
+  if (size > static_cast<std::uintmax_t>(INT_MAX)) {
+    throw Error(ErrorKind::Model, "ONNX file '" + path + "' is " + std::to_string(size) +
+                                      " bytes, larger than the 2 GiB (" + std::to_string(INT_MAX) +
+                                      " bytes) protobuf can parse");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Model, "cannot read ONNX file '" + path + "'");
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) throw Error(ErrorKind::Model, "cannot read ONNX file '" + path + "'");
-  return import_onnx(contents.str(), path);
+  std::string contents;
+  try {
+    contents.resize(static_cast<std::size_t>(size));
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::Resource, "cannot allocate " + std::to_string(size) + " bytes to read ONNX file '" +
+                                         path + "'");
+  }
+  in.read(contents.data(), static_cast<std::streamsize>(size));
+  if (in.gcount() != static_cast<std::streamsize>(size)) {
+    throw Error(ErrorKind::Model, "cannot read ONNX file '" + path + "': read " + std::to_string(in.gcount()) +
+                                      " of " + std::to_string(size) + " bytes");
+  }
+  return import_onnx(contents, path);
 }
 
 }  // namespace canary::graph

@@ -15,11 +15,19 @@ constexpr std::int64_t kMaxKnownLength = 64;
 // The dims held by a 1-D i64 shape input: its known contents, else fresh
 // symbols (its length must then be a constant).
 DimVector dims_from_shape_input(InferContext& ctx, int i) {
-  if (std::optional<DimVector> dims = ctx.input_dims_value(i)) return *dims;
   const ValueType& t = ctx.input_type(i);
+  if (std::optional<DimVector> dims = ctx.input_dims_value(i)) {
+    if (dims->size() <= kMaxTensorRank) return *dims;
+    ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " holds " + std::to_string(dims->size()) +
+                                   " dims, above the rank limit " + std::to_string(kMaxTensorRank));
+  }
   if (!t.shape[0].is_constant()) {
     ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " " + t.to_string() +
                                    " has unknown contents and its length is not a constant (rank not static)");
+  }
+  if (t.shape[0].value() > static_cast<std::int64_t>(kMaxTensorRank)) {
+    ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " " + t.to_string() + " asks for a rank above the limit " +
+                                   std::to_string(kMaxTensorRank));
   }
   DimVector dims;
   for (std::int64_t k = 0; k < t.shape[0].value(); ++k) dims.push_back(ctx.symbols().fresh());
@@ -103,7 +111,11 @@ void infer_constant_of_shape(InferContext& ctx) {
   ctx.set_output(0, ValueType{dtype, dims});
   bool short_vector = dims.size() == 1 && dims[0].is_constant() && dims[0].value() <= kMaxKnownLength;
   if (!short_vector || !is_integer(dtype)) return;
-  Dim fill(value ? static_cast<std::int64_t>(value->element_as_double(0)) : 0);
+  // Read as integers: an i64 such as INT64_MAX does not survive a trip through double.
+  std::int64_t fill_value = 0;
+  if (value != nullptr && dtype == DType::I64) fill_value = value->data<std::int64_t>()[0];
+  if (value != nullptr && dtype == DType::I32) fill_value = value->data<std::int32_t>()[0];
+  Dim fill(fill_value);
   ctx.set_output_known_dims(0, DimVector(static_cast<std::size_t>(dims[0].value()), fill));
 }
 

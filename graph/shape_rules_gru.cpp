@@ -90,6 +90,11 @@ void infer_gru(InferContext& ctx) {
   ctx.expect_rank(0, 3);
   const DimVector& x = ctx.input_type(0).shape;
   Dim t = layout == 0 ? x[0] : x[1], b = layout == 0 ? x[1] : x[0], in = x[2];
+  std::int64_t bias_length = 0;
+  if (__builtin_mul_overflow(hidden, 6, &bias_length)) {
+    ctx.fail(ErrorKind::Shape, "attribute 'hidden_size' is " + std::to_string(hidden) +
+                                   ": 6 * hidden_size (the bias length) overflows int64");
+  }
   Dim d(directions), h(hidden);
   check_shape(ctx, 1, {d, Dim(3 * hidden), in}, "W");
   check_shape(ctx, 2, {d, Dim(3 * hidden), h}, "R");

@@ -24,6 +24,17 @@ std::vector<std::int64_t> ints_or(const InferContext& ctx, std::string_view name
   return v;
 }
 
+// The dilated kernel extent dilation * (kernel - 1) + 1 of axis s, or Error(Shape) on int64 overflow.
+std::int64_t kernel_span(const InferContext& ctx, const PoolAttrs& p, std::size_t s) {
+  std::int64_t span = 0;
+  if (__builtin_mul_overflow(p.dilations[s], p.kernel[s] - 1, &span) || __builtin_add_overflow(span, 1, &span)) {
+    ctx.fail(ErrorKind::Shape, "kernel span dilation " + std::to_string(p.dilations[s]) + " * (kernel " +
+                                   std::to_string(p.kernel[s]) + " - 1) + 1 on spatial axis " + std::to_string(s) +
+                                   " overflows int64");
+  }
+  return span;
+}
+
 // Checks one axis: kernel, stride, dilation >= 1, pads >= 0 and below the kernel's span.
 void check_axis(const InferContext& ctx, const PoolAttrs& p, std::size_t s, std::size_t spatial) {
   if (p.kernel[s] < 1 || p.strides[s] < 1 || p.dilations[s] < 1) {
@@ -32,7 +43,7 @@ void check_axis(const InferContext& ctx, const PoolAttrs& p, std::size_t s, std:
                                    ", dilation " + std::to_string(p.dilations[s]) + " on spatial axis " +
                                    std::to_string(s));
   }
-  const std::int64_t span = p.dilations[s] * (p.kernel[s] - 1) + 1;
+  const std::int64_t span = kernel_span(ctx, p, s);
   const std::int64_t begin = p.pads[s], end = p.pads[s + spatial];
   if (begin < 0 || end < 0 || begin >= span || end >= span) {
     ctx.fail(ErrorKind::Model, "pads " + std::to_string(begin) + " and " + std::to_string(end) + " on spatial axis " +
@@ -71,9 +82,9 @@ Dim pool_output_dim(const InferContext& ctx, const PoolAttrs& p, const Dim& in, 
   const std::int64_t stride = p.strides[s];
   if (p.auto_pad == "SAME_UPPER" || p.auto_pad == "SAME_LOWER") return ceil_div(in, Dim(stride));
   const std::size_t spatial = p.kernel.size();
-  const std::int64_t span = p.dilations[s] * (p.kernel[s] - 1) + 1;
+  const std::int64_t span = kernel_span(ctx, p, s);
   const std::int64_t begin = p.pads[s], end = p.pads[s + spatial];
-  const Dim room = in + Dim(begin + end - span);
+  const Dim room = in + Dim(begin - span + end);  // 0 <= begin, end < span: no overflow
   if (room.is_constant() && room.value() < 0) {
     ctx.fail(ErrorKind::Shape, "spatial axis " + std::to_string(s) + " of length " + in.to_string() + " plus pads " +
                                    std::to_string(begin) + "+" + std::to_string(end) +

@@ -24,6 +24,10 @@ DimVector fresh_dims_for_shape_input(InferContext& ctx, int i) {
     ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " " + t.to_string() +
                                    " has unknown contents and its length is not a constant (rank not static)");
   }
+  if (t.shape[0].value() > static_cast<std::int64_t>(kMaxTensorRank)) {
+    ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " " + t.to_string() + " asks for a rank above the limit " +
+                                   std::to_string(kMaxTensorRank));
+  }
   DimVector dims;
   for (std::int64_t k = 0; k < t.shape[0].value(); ++k) dims.push_back(ctx.symbols().fresh());
   return dims;

@@ -121,6 +121,12 @@ void validate_node(const Graph& /*graph*/, const Node& node) {
       fail_node(node, ErrorKind::Model, "required input " + std::to_string(i) + " is absent");
     }
   }
+  // Outputs below min_outputs are required; a variadic list (Split, Loop, If,
+  // Scan) has no optional members, so every entry of it must be named.
+  const int required_outputs = schema.max_outputs < 0 ? static_cast<int>(node.outputs.size()) : schema.min_outputs;
+  for (int i = 0; i < required_outputs; ++i) {
+    if (!node.outputs[i].valid()) fail_node(node, ErrorKind::Model, "required output " + std::to_string(i) + " is absent");
+  }
   check_attributes(node, schema);
 }
 

@@ -46,6 +46,10 @@ void lower_variadic_chain(ProgramBuilder& b, const graph::Graph& g, const graph:
   for (graph::ValueId v : n.inputs) in.push_back(b.reg_of(g, v));
   std::vector<RegId> out = b.declare_node_outputs(g, n);
   const graph::ValueType& type = b.vregs[out[0].index].type;
+  if (in.size() == 1) {  // Max(x) and Min(x) are x
+    emit_kernel(b, bind_identity_kernel(), {in[0]}, {out[0]}, node);
+    return;
+  }
   RegId acc = in[0];
   for (std::size_t i = 1; i < in.size(); ++i) {
     RegId dst = i + 1 == in.size() ? out[0] : b.new_vreg(b.vregs[out[0].index].name + "#" + std::to_string(i), type);

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -24,6 +25,7 @@
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/scratch_limit.h"
 
 namespace canary::kernels {
 namespace {
@@ -84,6 +86,7 @@ bool plan_gru(const GruParams& p, const Tensor& x, const Tensor& w, const Tensor
   g.hidden = p.hidden_size > 0 ? p.hidden_size : (r.rank() == 3 ? r.dim(2) : 0);
   if (g.seq <= 0 || g.batch <= 0 || g.input <= 0 || g.hidden <= 0) return false;
   const std::int64_t D = g.directions, H = g.hidden;
+  if (H > std::numeric_limits<std::int64_t>::max() / 8) return false;  // keeps 6 * H below in range
   if (w.shape() != Shape{D, 3 * H, g.input} || r.shape() != Shape{D, 3 * H, H}) return false;
   const Shape state = p.layout == 0 ? Shape{D, g.batch, H} : Shape{g.batch, D, H};
   if (!optional_f32_of_shape(b, Shape{D, 6 * H}) || !optional_f32_of_shape(h0, state)) return false;
@@ -215,6 +218,7 @@ void execute_gru(CachedPrimitive& prim, const GruPlan& g, const Tensor& x, const
     for (std::int64_t t = 0; t < g.seq; ++t)
       swap_leading(dst + t * B * D * H, B, D, H, y->data<float>() + t * D * B * H);
   if (y_h && g.states_transposed()) swap_leading(last, D, B, H, y_h->data<float>());
+  onednn::release_large_scratch({&s.y, &s.h0, &s.y_h});
 }
 
 // True when any output tensor is also one of the inputs.
@@ -233,6 +237,9 @@ bool onednn_gru(const GruParams& p, const Tensor& x, const Tensor& w, const Tens
   GruPlan g;
   if (!plan_gru(p, x, w, r, b, sequence_lens, initial_h, g)) return false;
   if (outputs_alias_inputs({&x, &w, &r, b, sequence_lens, initial_h}, {y, y_h})) return false;
+  // Without a directly written y the sequence goes to scratch; the reference needs none.
+  if (!(y && !g.y_transposed()) && !onednn::scratch_fits_limit({g.seq, g.batch, g.directions, g.hidden}))
+    return false;
   PrimitiveKey key(PrimitiveKind::Gru);
   for (std::int64_t v : {g.seq, g.batch, g.input, g.hidden, g.layout, static_cast<std::int64_t>(g.direction),
                          static_cast<std::int64_t>(g.linear_before_reset)})

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,7 @@
 #include "kernels/onednn/lstm_weight_cache.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/scratch_limit.h"
 
 namespace canary::kernels {
 namespace {
@@ -93,6 +95,7 @@ bool plan_lstm(const LstmParams& p, const Tensor& x, const Tensor& w, const Tens
   g.hidden = p.hidden_size > 0 ? p.hidden_size : (r.rank() == 3 ? r.dim(2) : 0);
   if (g.seq <= 0 || g.batch <= 0 || g.input <= 0 || g.hidden <= 0) return false;
   const std::int64_t D = g.directions, H = g.hidden;
+  if (H > std::numeric_limits<std::int64_t>::max() / 8) return false;  // keeps 8 * H below in range
   if (w.shape() != Shape{D, 4 * H, g.input} || r.shape() != Shape{D, 4 * H, H}) return false;
   const Shape state = p.layout == 0 ? Shape{D, g.batch, H} : Shape{g.batch, D, H};
   if (!optional_f32_of_shape(b, Shape{D, 8 * H}) || !optional_f32_of_shape(h0, state) ||
@@ -272,6 +275,7 @@ void execute_lstm(CachedPrimitive& prim, const LstmPlan& g, const LstmWeights& w
       swap_leading(dst + t * g.batch * D * H, g.batch, D, H, y->data<float>() + t * D * g.batch * H);
   finish_state(g, y_h, s.y_h);
   finish_state(g, y_c, s.y_c);
+  onednn::release_large_scratch({&s.y, &s.h0, &s.c0, &s.y_h, &s.y_c});
 }
 
 }  // namespace
@@ -284,6 +288,9 @@ bool onednn_lstm(const LstmParams& p, const Tensor& x, const Tensor& w, const Te
   LstmPlan g;
   if (!plan_lstm(p, x, w, r, b, sequence_lens, initial_h, initial_c, peepholes, g)) return false;
   if (outputs_alias_inputs({&x, &w, &r, b, sequence_lens, initial_h, initial_c}, {y, y_h, y_c})) return false;
+  // Without a directly written y the sequence goes to scratch; the reference needs none.
+  if (!(y && !g.y_transposed()) && !onednn::scratch_fits_limit({g.seq, g.batch, g.directions, g.hidden}))
+    return false;
   PrimitiveKey key(PrimitiveKind::Lstm);
   for (std::int64_t v : {g.seq, g.batch, g.input, g.hidden, g.layout, static_cast<std::int64_t>(g.direction)})
     key.push(v);

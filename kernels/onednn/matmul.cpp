@@ -8,7 +8,9 @@
 // reference kernel would reject returns false so its error message is kept.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -123,6 +125,34 @@ bool plan_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Tens
   return true;
 }
 
+// True when v is zero or an f32 scale whose magnitude lies in [2^-24, 2^24]: applied
+// to an f32 value it neither overflows nor loses the result to underflow.
+bool bounded_scale(double v) {
+  const double m = std::fabs(v);
+  return m == 0.0 || (m >= 0x1p-24 && m <= 0x1p24);
+}
+
+// True when every element of the f32 tensor is finite.
+bool all_finite(const Tensor& t) {
+  const float* v = t.data<float>();
+  return std::all_of(v, v + t.numel(), [](float x) { return std::isfinite(x); });
+}
+
+// True when the f32 attributes reproduce the reference's double-precision
+// alpha * AB + beta * C. With C, the primitive computes beta * ((alpha / beta) * AB + C),
+// so beta and alpha / beta must both be bounded. Without C, or with beta == 0,
+// the primitive drops C and alpha only has to be a normal f32 (or zero); the
+// reference adds 0 * C, which is NaN for an infinite or NaN element of C, so
+// such a C is left to the reference.
+bool gemm_scales_supported(const GemmParams& p, const Tensor* c) {
+  if (c == nullptr || p.beta == 0.0) {
+    const double m = std::fabs(p.alpha);
+    const bool normal = m == 0.0 || (m >= std::numeric_limits<float>::min() && m <= std::numeric_limits<float>::max());
+    return normal && (c == nullptr || all_finite(*c));
+  }
+  return bounded_scale(p.beta) && bounded_scale(p.alpha / p.beta);
+}
+
 // Output scale and post-ops: alpha * AB + beta * C as beta * ((alpha / beta) * AB + C).
 dnnl::primitive_attr gemm_attributes(const GemmParams& p, const GemmPlan& g, const dnnl::memory::desc& c_md) {
   dnnl::primitive_attr attr;
@@ -201,6 +231,7 @@ bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Te
   if (a.dtype() != DType::F32 || b.dtype() != DType::F32 || (c && c->dtype() != DType::F32)) return false;
   GemmPlan g;
   if (!plan_gemm(p, a, b, c, g)) return false;
+  if (!gemm_scales_supported(p, c)) return false;
   const std::int64_t out_shape[2] = {g.m, g.n};
   if (g.m == 0 || g.n == 0) {
     y.reset(DType::F32, out_shape);

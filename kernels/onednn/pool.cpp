@@ -82,17 +82,24 @@ bool compute_output_length(bool ceil_mode, PoolAxis& a, std::int64_t span) {
   return true;
 }
 
-// True when every window holds at least one real (non-padding) tap.
+// True when window o holds at least one real (non-padding) tap, in closed form:
+// the first tap at or after position 0 must also lie before position in.
+bool window_has_input(const PoolAxis& a, std::int64_t o) {
+  const std::int64_t start = o * a.stride - a.pad_begin;  // bounded by the planner's limits
+  const std::int64_t first = start >= 0 ? 0 : (-start + a.dilation - 1) / a.dilation;
+  return first < a.kernel && start + first * a.dilation < a.in;
+}
+
+// True when every window holds at least one real tap. Window starts grow with
+// o, so when dilation <= in (no window can step over the whole input) only the
+// first and last windows can miss it; otherwise windows are checked one by one,
+// up to a bound past which the caller falls back to the reference kernel.
 bool every_window_has_input(const PoolAxis& a) {
-  for (std::int64_t o = 0; o < a.out; ++o) {
-    bool found = false;
-    for (std::int64_t k = 0; k < a.kernel && !found; ++k) {
-      const std::int64_t pos = o * a.stride - a.pad_begin + k * a.dilation;
-      if (pos >= a.in) break;
-      found = pos >= 0;
-    }
-    if (!found) return false;
-  }
+  if (a.dilation <= a.in) return window_has_input(a, 0) && window_has_input(a, a.out - 1);
+  constexpr std::int64_t kMaxCheckedWindows = std::int64_t{1} << 16;
+  if (a.out > kMaxCheckedWindows) return false;
+  for (std::int64_t o = 0; o < a.out; ++o)
+    if (!window_has_input(a, o)) return false;
   return true;
 }
 
@@ -126,7 +133,10 @@ bool plan_axis(const PoolParams& p, std::size_t i, std::size_t spatial, std::int
     }
     if (!compute_output_length(p.ceil_mode, a, span)) return false;
   }
-  return a.out >= 1 && every_window_has_input(a) && fit_onednn_padding(p, a, span);
+  // A kernel longer than the input costs oneDNN out * kernel taps, most of them padding; the
+  // reference visits only the taps on real elements.
+  if (a.out < 1 || a.kernel > a.in) return false;
+  return fit_onednn_padding(p, a, span) && every_window_has_input(a);
 }
 
 // Validates x and the attribute lengths and resolves every axis.

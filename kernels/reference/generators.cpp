@@ -61,10 +61,15 @@ void fill_range(T start, T limit, T delta, Tensor& y) {
 }  // namespace
 
 void constant_of_shape(const Tensor& shape, const Tensor& value, Tensor& y) {
-  const std::vector<std::int64_t> dims = read_int_values(shape, "ConstantOfShape input");
   if (shape.rank() != 1) {
     throw Error(ErrorKind::Shape, "ConstantOfShape: the shape input must be 1-D, got " + shape.type_string());
   }
+  if (shape.numel() > static_cast<std::int64_t>(kMaxTensorRank)) {
+    throw Error(ErrorKind::Shape, "ConstantOfShape: the shape input " + shape.type_string() + " asks for rank " +
+                                      std::to_string(shape.numel()) + ", above the limit " +
+                                      std::to_string(kMaxTensorRank));
+  }
+  const std::vector<std::int64_t> dims = read_int_values(shape, "ConstantOfShape input");
   for (std::int64_t d : dims) {
     if (d < 0) throw Error(ErrorKind::Input, "ConstantOfShape: shape " + shape_to_string(dims) + " has a negative dim");
   }

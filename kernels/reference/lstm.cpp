@@ -78,9 +78,8 @@ std::vector<std::int64_t> read_lengths(const LstmDims& d, const Tensor* sequence
     throw Error(ErrorKind::Input,
                 "LSTM: input 'sequence_lens' expected dtype i32 or i64, got " + sequence_lens->type_string());
   check_shape("sequence_lens", *sequence_lens, Shape{d.batch});
-  std::vector<std::int64_t> lens(static_cast<std::size_t>(d.batch));
+  std::vector<std::int64_t> lens = read_int_values(*sequence_lens, "LSTM: input 'sequence_lens'");
   for (std::int64_t i = 0; i < d.batch; ++i) {
-    lens[i] = static_cast<std::int64_t>(sequence_lens->element_as_double(i));
     if (lens[i] < 0 || lens[i] > d.seq)
       throw Error(ErrorKind::Input, "LSTM: sequence_lens[" + std::to_string(i) + "] = " + std::to_string(lens[i]) +
                                         " is outside [0, " + std::to_string(d.seq) + "]");
@@ -97,6 +96,10 @@ void check_inputs(const LstmDims& d, const Tensor& x, const Tensor& w, const Ten
   for (auto [name, t] : {std::pair{"W", &w}, {"R", &r}, {"B", b}, {"initial_h", h0}, {"initial_c", c0}, {"P", p}})
     check_dtype(name, t, dt);
   const std::int64_t D = d.directions, H = d.hidden;
+  std::int64_t gate_rows = 0;
+  if (__builtin_mul_overflow(H, 8, &gate_rows))
+    throw Error(ErrorKind::Shape,
+                "LSTM: hidden_size " + std::to_string(H) + " times 8 (the bias length) overflows int64");
   check_shape("W", w, Shape{D, 4 * H, d.input});
   check_shape("R", r, Shape{D, 4 * H, H});
   if (b) check_shape("B", *b, Shape{D, 8 * H});

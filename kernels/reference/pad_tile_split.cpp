@@ -44,16 +44,25 @@ std::vector<std::int64_t> pad_source_indices(PadMode mode, std::int64_t dim, std
 std::int64_t padded_dim(PadMode mode, const Tensor& x, std::size_t k, std::int64_t begin, std::int64_t end,
                         const std::vector<std::int64_t>& pads) {
   const std::int64_t dim = x.shape()[k];
-  const std::int64_t out = dim + begin + end;
   const std::string where = "Pad: pads " + shape_to_string(pads) + " on input " + x.type_string() + ", dim " +
                             std::to_string(k);
+  std::int64_t out = 0, first = 0, last = 0;
+  if (__builtin_add_overflow(dim, begin, &out) || __builtin_add_overflow(out, end, &out)) {
+    throw Error(ErrorKind::Shape, where + ": the padded length overflows int64");
+  }
   if (out < 0) throw Error(ErrorKind::Shape, where + " crops more than the dim holds");
+  // Source indices run from -begin to out - 1 - begin; both must fit in int64.
+  if (__builtin_sub_overflow(std::int64_t{0}, begin, &first) || __builtin_sub_overflow(out - 1, begin, &last)) {
+    throw Error(ErrorKind::Shape, where + ": the source index overflows int64");
+  }
   const std::int64_t widest = std::max(begin, end);
   if (widest > 0 && mode == PadMode::Edge && dim == 0) {
     throw Error(ErrorKind::Shape, where + ": edge-pads an empty dim");
   }
-  if (widest > 0 && mode == PadMode::Reflect && widest >= dim) {
-    throw Error(ErrorKind::Shape, where + ": reflect pads must be smaller than the dim (" + std::to_string(dim) + ")");
+  const bool crop_too_wide = begin <= -dim || end <= -dim;  // with a positive other side, reflects past the edge
+  if (widest > 0 && mode == PadMode::Reflect && (widest >= dim || crop_too_wide)) {
+    throw Error(ErrorKind::Shape, where + ": reflect pads must be smaller than the dim (" + std::to_string(dim) +
+                                      ") in both directions");
   }
   return out;
 }
@@ -108,11 +117,12 @@ std::vector<std::int64_t> split_sizes(const Tensor& x, std::int64_t axis, const 
   }
   std::vector<std::int64_t> sizes = read_int_values(*split, "Split sizes");
   std::int64_t total = 0;
+  bool overflow = false;
   for (std::int64_t s : sizes) {
-    if (s < 0) throw Error(ErrorKind::Shape, where + ": split " + shape_to_string(sizes) + " has a negative size");
-    total += s;
+    if (s < 0) throw Error(ErrorKind::Input, where + ": split " + shape_to_string(sizes) + " has a negative size");
+    overflow = overflow || __builtin_add_overflow(total, s, &total);
   }
-  if (sizes.size() != parts || total != dim) {
+  if (sizes.size() != parts || overflow || total != dim) {
     throw Error(ErrorKind::Shape, where + ": split " + shape_to_string(sizes) + " must have " + std::to_string(n) +
                                       " entries summing to " + std::to_string(dim));
   }
@@ -132,8 +142,13 @@ void tile(const Tensor& x_in, const Tensor& repeats, Tensor& y) {
   const Shape own = detail::contiguous_strides(x.shape());
   Shape out, view, strides;
   for (std::size_t k = 0; k < reps.size(); ++k) {
-    if (reps[k] < 0) throw Error(ErrorKind::Shape, "Tile: repeats " + shape_to_string(reps) + " has a negative entry");
-    out.push_back(x.shape()[k] * reps[k]);
+    if (reps[k] < 0) throw Error(ErrorKind::Input, "Tile: repeats " + shape_to_string(reps) + " has a negative entry");
+    std::int64_t tiled = 0;
+    if (__builtin_mul_overflow(x.shape()[k], reps[k], &tiled)) {
+      throw Error(ErrorKind::Resource, "Tile: input " + x.type_string() + " repeated " + shape_to_string(reps) +
+                                           " overflows int64 in dim " + std::to_string(k));
+    }
+    out.push_back(tiled);
     view.insert(view.end(), {reps[k], x.shape()[k]});
     strides.insert(strides.end(), {0, own[k]});
   }
@@ -159,16 +174,16 @@ void pad(PadMode mode, const Tensor& x_in, const Tensor& pads_in, const Tensor* 
   std::uint64_t fill_bits = 0;
   read_pad_value(x, value, fill_bits);
   Shape out(rank);
+  for (std::size_t k = 0; k < rank; ++k) out[k] = padded_dim(mode, x, k, pads[k], pads[k + rank], pads);
+  y.reset(x.dtype(), out);  // enforces the allocation limit before any index table exists
+  if (y.numel() == 0) return;
+  // Every out[k] is now at most y.numel(), so the tables are no larger than y.
   std::vector<std::vector<std::int64_t>> src(rank);
-  for (std::size_t k = 0; k < rank; ++k) {
-    out[k] = padded_dim(mode, x, k, pads[k], pads[k + rank], pads);
-    src[k] = pad_source_indices(mode, x.shape()[k], pads[k], out[k]);
-  }
+  for (std::size_t k = 0; k < rank; ++k) src[k] = pad_source_indices(mode, x.shape()[k], pads[k], out[k]);
   dispatch_bits(x.dtype(), [&](auto tag) {
     using U = decltype(tag);
     U fill{};
     std::memcpy(&fill, &fill_bits, sizeof(U));
-    y.reset(x.dtype(), out);
     gather_padded<U>(x, src, fill, y);
   });
 }

@@ -1,5 +1,6 @@
 // Reference pooling kernels: 1-D and 2-D MaxPool and AveragePool (pads,
 // strides, dilations, auto_pad, ceil_mode, count_include_pad) and GlobalAveragePool.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -144,28 +145,48 @@ PoolGeometry plan_pool(const PoolParams& p, const Tensor& x) {
   return g;
 }
 
-// Input position of output index o and kernel tap k on one axis (may fall in the padding).
+// The taps of one window on one axis that land in a half-open position range:
+// indices first..last (empty when first > last).
+struct TapRange {
+  std::int64_t first = 0, last = -1;
+  std::int64_t count() const { return last >= first ? last - first + 1 : 0; }
+};
+
+// Ceiling division for a positive divisor.
+std::int64_t ceil_divide(std::int64_t a, std::int64_t b) { return -floor_divide(-a, b); }
+
+// Taps t in [0, kernel) of window o with lo <= o*stride - pad_begin + t*dilation < hi,
+// in closed form. lo >= -pad_begin and hi <= in + pad_end keep every difference in range.
+TapRange taps_within(const PoolAxis& a, std::int64_t o, std::int64_t lo, std::int64_t hi) {
+  const std::int64_t start = o * a.stride - a.pad_begin;  // in range: (out - 1) * stride <= in + pads
+  TapRange r;
+  r.first = std::max<std::int64_t>(0, ceil_divide(lo - start, a.dilation));
+  r.last = hi - 1 - start < 0 ? -1 : std::min(a.kernel - 1, (hi - 1 - start) / a.dilation);
+  return r;
+}
+
+// Taps of window o that land on real input elements.
+TapRange real_taps(const PoolAxis& a, std::int64_t o) { return taps_within(a, o, 0, a.in); }
+
+// Taps of window o that land inside the input extended by its pads.
+TapRange padded_taps(const PoolAxis& a, std::int64_t o) {
+  return taps_within(a, o, -a.pad_begin, a.in + a.pad_end);
+}
+
+// Input position of output index o and kernel tap k on one axis.
 std::int64_t input_position(const PoolAxis& a, std::int64_t o, std::int64_t k) {
   return o * a.stride - a.pad_begin + k * a.dilation;
 }
-
-// True when a position lies inside the real input.
-bool is_inside(const PoolAxis& a, std::int64_t pos) { return pos >= 0 && pos < a.in; }
-
-// True when a position lies inside the input extended by its pads.
-bool is_inside_padded(const PoolAxis& a, std::int64_t pos) { return pos >= -a.pad_begin && pos < a.in + a.pad_end; }
 
 // Max over one window's real elements (-inf when none); NaN propagates.
 template <typename T>
 Accumulator max_window(const PoolGeometry& g, const T* plane, std::int64_t oh, std::int64_t ow) {
   Accumulator best = -std::numeric_limits<Accumulator>::infinity();
-  for (std::int64_t kh = 0; kh < g.h.kernel; ++kh) {
+  const TapRange rh = real_taps(g.h, oh), rw = real_taps(g.w, ow);
+  for (std::int64_t kh = rh.first; kh <= rh.last; ++kh) {
     const std::int64_t ih = input_position(g.h, oh, kh);
-    if (!is_inside(g.h, ih)) continue;
-    for (std::int64_t kw = 0; kw < g.w.kernel; ++kw) {
-      const std::int64_t iw = input_position(g.w, ow, kw);
-      if (!is_inside(g.w, iw)) continue;
-      const Accumulator v = plane[ih * g.w.in + iw];
+    for (std::int64_t kw = rw.first; kw <= rw.last; ++kw) {
+      const Accumulator v = plane[ih * g.w.in + input_position(g.w, ow, kw)];
       if (std::isnan(v) || v > best) best = v;
     }
   }
@@ -178,19 +199,17 @@ template <typename T>
 Accumulator average_window(const PoolParams& p, const PoolGeometry& g, const T* plane, std::int64_t oh,
                            std::int64_t ow) {
   Accumulator sum = 0;
-  std::int64_t real = 0, padded = 0;
-  for (std::int64_t kh = 0; kh < g.h.kernel; ++kh) {
+  const TapRange rh = real_taps(g.h, oh), rw = real_taps(g.w, ow);
+  for (std::int64_t kh = rh.first; kh <= rh.last; ++kh) {
     const std::int64_t ih = input_position(g.h, oh, kh);
-    for (std::int64_t kw = 0; kw < g.w.kernel; ++kw) {
-      const std::int64_t iw = input_position(g.w, ow, kw);
-      if (is_inside_padded(g.h, ih) && is_inside_padded(g.w, iw)) ++padded;
-      if (!is_inside(g.h, ih) || !is_inside(g.w, iw)) continue;
-      sum += Accumulator(plane[ih * g.w.in + iw]);
-      ++real;
-    }
+    for (std::int64_t kw = rw.first; kw <= rw.last; ++kw)
+      sum += Accumulator(plane[ih * g.w.in + input_position(g.w, ow, kw)]);
   }
-  const std::int64_t count = p.count_include_pad ? padded : real;
-  return count == 0 ? std::numeric_limits<Accumulator>::quiet_NaN() : sum / Accumulator(count);
+  // Counts multiply in the accumulator type: a hostile kernel's padded tap product may exceed int64.
+  const Accumulator real = Accumulator(rh.count()) * Accumulator(rw.count());
+  const Accumulator padded = Accumulator(padded_taps(g.h, oh).count()) * Accumulator(padded_taps(g.w, ow).count());
+  const Accumulator count = p.count_include_pad ? padded : real;
+  return count == 0 ? std::numeric_limits<Accumulator>::quiet_NaN() : sum / count;
 }
 
 // Fills y for every batch entry, channel and output position.

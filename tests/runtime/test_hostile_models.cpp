@@ -118,3 +118,21 @@ TEST_CASE("hostile: a rank above 64 is refused when the model loads", "[unit][ap
   CHECK(kind == ErrorKind::Shape);
   CHECK(msg.find("wide") != std::string::npos);
 }
+
+TEST_CASE("hostile: an absent required output of a variadic op is a model error", "[unit][api][errors]") {
+  canary::Runtime rt;
+  auto [kind, msg] = error_of([&] {
+    rt.load_text("canary v1\ngraph main(x: f32[6]) -> (a) {\n  a, _, c = Split(x) {axis = 0} \"split3\"\n}\n");
+  });
+  CHECK(kind == ErrorKind::Model);
+  CHECK(msg.find("split3") != std::string::npos);
+  CHECK(msg.find("required output 1 is absent") != std::string::npos);
+}
+
+TEST_CASE("hostile: Max and Min of a single input return that input", "[unit][api]") {
+  canary::Runtime rt;
+  auto s = rt.load_text("canary v1\ngraph main(x: f32[3]) -> (hi, lo) {\n  hi = Max(x)\n  lo = Min(x)\n}\n").session();
+  auto out = s.run({{"x", Tensor::from_vector<float>({1, -2, 3}, {3})}});
+  CHECK(out.at("hi").data<float>()[1] == -2.0f);
+  CHECK(out.at("lo").data<float>()[2] == 3.0f);
+}
