@@ -42,6 +42,29 @@ void infer_layer_norm(InferContext& ctx);
 // shape_rules_lstm.cpp
 void infer_lstm(InferContext& ctx);
 
+// shape_rules_recurrent.cpp: checks shared by LSTM and GRU (inputs X W R B
+// sequence_lens initial_h at 0..5). W and R hold gates*H rows, B bias_gates*H.
+struct RecurrentRuleSpec {
+  std::int64_t gates = 0;
+  std::int64_t bias_gates = 0;
+  std::vector<int> float_inputs;           // inputs that must share X's dtype
+  std::vector<const char*> activations;    // the defaults of one direction
+  std::vector<const char*> binary_flags;   // integer attributes that must be 0 or 1
+};
+// Dims derived by infer_recurrent_frame: T, B, D, H and the state shape.
+struct RecurrentFrame {
+  DType dtype = DType::F32;
+  std::int64_t hidden = 0, layout = 0;
+  Dim t, b, d, h;
+  DimVector state;
+};
+// Checks input i's full shape against expected (an absent input passes).
+void check_recurrent_shape(InferContext& ctx, int i, const DimVector& expected, const char* what);
+// Runs the checks shared by LSTM and GRU, through initial_h, and returns the derived dims.
+RecurrentFrame infer_recurrent_frame(InferContext& ctx, const RecurrentRuleSpec& spec);
+// Sets Y (output 0) and the final states (outputs 1..state_outputs).
+void set_recurrent_outputs(InferContext& ctx, const RecurrentFrame& f, int state_outputs);
+
 // shape_rules_pool.cpp
 void infer_pool(InferContext& ctx);         // MaxPool AveragePool
 void infer_global_pool(InferContext& ctx);  // GlobalAveragePool

@@ -3,107 +3,13 @@
 #include "graph/shape_rules.h"
 
 namespace canary::graph::rules {
-namespace {
-
-// The number of directions named by the `direction` attribute.
-int gru_directions(const InferContext& ctx) {
-  std::string direction = ctx.attr_string("direction");
-  if (direction == "forward" || direction == "reverse") return 1;
-  if (direction == "bidirectional") return 2;
-  ctx.fail(ErrorKind::Model, "attribute 'direction' is '" + direction + "', expected forward, reverse or bidirectional");
-}
-
-// Splits "Sigmoid, Tanh" into trimmed names.
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> names;
-  std::string current;
-  for (char c : text + ",") {
-    if (c == ',') {
-      names.push_back(current);
-      current.clear();
-    } else if (c != ' ') {
-      current += c;
-    }
-  }
-  return names;
-}
-
-// Accepts only the default activations Sigmoid, Tanh per direction.
-void check_activations(const InferContext& ctx, int directions) {
-  if (!ctx.has_attr("activations")) return;
-  std::vector<std::string> names = split_names(ctx.attr_string("activations"));
-  static const char* const kDefault[2] = {"Sigmoid", "Tanh"};
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    if (names[k] != kDefault[k % 2]) {
-      ctx.fail(ErrorKind::Model, "unsupported activation '" + names[k] + "' at position " + std::to_string(k) +
-                                     " of attribute 'activations'; only Sigmoid, Tanh per direction is supported");
-    }
-  }
-  if (names.size() != static_cast<std::size_t>(2 * directions)) {
-    ctx.fail(ErrorKind::Model, "attribute 'activations' lists " + std::to_string(names.size()) + " functions, expected " +
-                                   std::to_string(2 * directions));
-  }
-}
-
-// Checks one input's full shape against the expected dims.
-void check_shape(InferContext& ctx, int i, const DimVector& expected, const char* what) {
-  if (!ctx.has_input(i)) return;
-  ctx.expect_rank(i, static_cast<int>(expected.size()));
-  const DimVector& got = ctx.input_type(i).shape;
-  for (std::size_t k = 0; k < expected.size(); ++k) {
-    ctx.assert_equal(got[k], expected[k], ctx.describe_input(i) + " (" + what + ") dim " + std::to_string(k));
-  }
-}
-
-// Checks the scalar attributes: hidden_size, layout, clip, linear_before_reset.
-void check_gru_attributes(const InferContext& ctx) {
-  std::int64_t hidden = ctx.attr_int("hidden_size");
-  if (hidden < 1) {
-    ctx.fail(ErrorKind::Model, "attribute 'hidden_size' is " + std::to_string(hidden) + ", expected >= 1");
-  }
-  std::int64_t layout = ctx.attr_int("layout");
-  if (layout != 0 && layout != 1) {
-    ctx.fail(ErrorKind::Model, "attribute 'layout' is " + std::to_string(layout) + ", expected 0 or 1");
-  }
-  std::int64_t lbr = ctx.attr_int("linear_before_reset");
-  if (lbr != 0 && lbr != 1) {
-    ctx.fail(ErrorKind::Model, "attribute 'linear_before_reset' is " + std::to_string(lbr) + ", expected 0 or 1");
-  }
-  if (ctx.has_attr("clip") && !(ctx.attr_float("clip") > 0.0)) ctx.fail(ErrorKind::Model, "attribute 'clip' must be > 0");
-}
-
-}  // namespace
 
 // GRU: X [T, B, I] (layout 0) or [B, T, I] (layout 1); W [D, 3H, I],
 // R [D, 3H, H], B [D, 6H]; Y [T, D, B, H] or [B, T, D, H]; Y_h [D, B, H] or [B, D, H].
 void infer_gru(InferContext& ctx) {
-  ctx.expect_dtype(0, {DType::F32, DType::F64});
-  DType dtype = ctx.input_type(0).dtype;
-  for (int i : {1, 2, 3, 5})
-    if (ctx.has_input(i)) ctx.expect_dtype(i, {dtype});
-  if (ctx.has_input(4)) ctx.expect_dtype(4, {DType::I32, DType::I64});
-  check_gru_attributes(ctx);
-  std::int64_t hidden = ctx.attr_int("hidden_size");
-  std::int64_t layout = ctx.attr_int("layout");
-  int directions = gru_directions(ctx);
-  check_activations(ctx, directions);
-  ctx.expect_rank(0, 3);
-  const DimVector& x = ctx.input_type(0).shape;
-  Dim t = layout == 0 ? x[0] : x[1], b = layout == 0 ? x[1] : x[0], in = x[2];
-  std::int64_t bias_length = 0;
-  if (__builtin_mul_overflow(hidden, 6, &bias_length)) {
-    ctx.fail(ErrorKind::Shape, "attribute 'hidden_size' is " + std::to_string(hidden) +
-                                   ": 6 * hidden_size (the bias length) overflows int64");
-  }
-  Dim d(directions), h(hidden);
-  check_shape(ctx, 1, {d, Dim(3 * hidden), in}, "W");
-  check_shape(ctx, 2, {d, Dim(3 * hidden), h}, "R");
-  check_shape(ctx, 3, {d, Dim(6 * hidden)}, "B");
-  check_shape(ctx, 4, {b}, "sequence_lens");
-  DimVector state = layout == 0 ? DimVector{d, b, h} : DimVector{b, d, h};
-  check_shape(ctx, 5, state, "initial_h");
-  ctx.set_output(0, ValueType{dtype, layout == 0 ? DimVector{t, d, b, h} : DimVector{b, t, d, h}});
-  ctx.set_output(1, ValueType{dtype, state});
+  static const RecurrentRuleSpec kGru{3, 6, {1, 2, 3, 5}, {"Sigmoid", "Tanh"}, {"linear_before_reset"}};
+  const RecurrentFrame f = infer_recurrent_frame(ctx, kGru);
+  set_recurrent_outputs(ctx, f, 1);
 }
 
 }  // namespace canary::graph::rules

@@ -1,140 +1,38 @@
 // Reference LSTM kernel: ONNX semantics (gates i o f c), both layouts, all directions, sequence_lens.
-#include <algorithm>
 #include <cmath>
-#include <string>
 #include <vector>
 
-#include "canary/error.h"
 #include "kernels/reference.h"
+#include "kernels/reference/recurrent_layout.h"
 
 namespace canary::kernels {
 namespace {
 
-// Both F32 and F64 accumulate gate pre-activations in double: the "wide"
-// accumulator of each element type. States are stored in the element type.
-using Accumulator = double;
+using namespace recurrent;
 
-// Dimensions shared by every tensor of one LSTM call.
-struct LstmDims {
-  std::int64_t seq = 0, batch = 0, input = 0, hidden = 0, directions = 1, layout = 0;
-};
+// LSTM holds 4 gates in W and R and 8H bias values (Wb then Rb) per direction.
+constexpr RecurrentSpec kLstm{"LSTM", 4, 8};
 
-// The inputs of one LSTM call, typed; optional ones are null.
+// The inputs of one LSTM call, typed: the shared ones plus peepholes and initial_c.
 template <typename T>
-struct LstmInputs {
-  const T* x = nullptr;
-  const T* w = nullptr;
-  const T* r = nullptr;
-  const T* b = nullptr;
+struct LstmInputs : RecurrentInputs<T> {
   const T* p = nullptr;
-  const T* h0 = nullptr;
   const T* c0 = nullptr;
-  std::vector<std::int64_t> lens;
 };
-
-// Throws Error(Shape) unless t has exactly the expected shape.
-void check_shape(const char* name, const Tensor& t, const Shape& want) {
-  if (t.shape() != want)
-    throw Error(ErrorKind::Shape, std::string("LSTM: input '") + name + "' expected shape " + shape_to_string(want) +
-                                      ", got " + shape_to_string(t.shape()));
-}
-
-// Throws Error(Input) when an optional float input does not share x's dtype.
-void check_dtype(const char* name, const Tensor* t, DType want) {
-  if (t && t->dtype() != want)
-    throw Error(ErrorKind::Input, std::string("LSTM: input '") + name + "' expected dtype " +
-                                      std::string(dtype_name(want)) + ", got " + t->type_string());
-}
-
-// Derives T, B, I, H and D from x, r and the params.
-LstmDims plan_dims(const LstmParams& p, const Tensor& x, const Tensor& r) {
-  if (p.layout != 0 && p.layout != 1)
-    throw Error(ErrorKind::Model, "LSTM: layout must be 0 or 1, got " + std::to_string(p.layout));
-  if (x.rank() != 3)
-    throw Error(ErrorKind::Shape, "LSTM: input 'X' expected rank 3, got " + shape_to_string(x.shape()));
-  LstmDims d;
-  d.layout = p.layout;
-  d.seq = p.layout == 0 ? x.dim(0) : x.dim(1);
-  d.batch = p.layout == 0 ? x.dim(1) : x.dim(0);
-  d.input = x.dim(2);
-  d.directions = p.direction == LstmDirection::Bidirectional ? 2 : 1;
-  d.hidden = p.hidden_size;
-  if (d.hidden <= 0 && r.rank() == 3) d.hidden = r.dim(2);  // hidden_size is optional in ONNX
-  if (d.hidden <= 0) throw Error(ErrorKind::Model, "LSTM: hidden_size must be > 0");
-  if (p.clip && !(*p.clip >= 0))
-    throw Error(ErrorKind::Model, "LSTM: clip must be >= 0, got " + std::to_string(*p.clip));
-  return d;
-}
-
-// Shape of initial_h/initial_c and Y_h/Y_c for the layout.
-Shape state_shape(const LstmDims& d) {
-  return d.layout == 0 ? Shape{d.directions, d.batch, d.hidden} : Shape{d.batch, d.directions, d.hidden};
-}
-
-// Reads sequence_lens (or T for every entry) and checks each is within [0, T].
-std::vector<std::int64_t> read_lengths(const LstmDims& d, const Tensor* sequence_lens) {
-  if (!sequence_lens) return std::vector<std::int64_t>(static_cast<std::size_t>(d.batch), d.seq);
-  if (sequence_lens->dtype() != DType::I32 && sequence_lens->dtype() != DType::I64)
-    throw Error(ErrorKind::Input,
-                "LSTM: input 'sequence_lens' expected dtype i32 or i64, got " + sequence_lens->type_string());
-  check_shape("sequence_lens", *sequence_lens, Shape{d.batch});
-  std::vector<std::int64_t> lens = read_int_values(*sequence_lens, "LSTM: input 'sequence_lens'");
-  for (std::int64_t i = 0; i < d.batch; ++i) {
-    if (lens[i] < 0 || lens[i] > d.seq)
-      throw Error(ErrorKind::Input, "LSTM: sequence_lens[" + std::to_string(i) + "] = " + std::to_string(lens[i]) +
-                                        " is outside [0, " + std::to_string(d.seq) + "]");
-  }
-  return lens;
-}
 
 // Validates every input's shape and dtype against the derived dims.
-void check_inputs(const LstmDims& d, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
+void check_inputs(const RecurrentDims& d, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
                   const Tensor* h0, const Tensor* c0, const Tensor* p) {
-  const DType dt = x.dtype();
-  if (!is_floating(dt))
-    throw Error(ErrorKind::Input, "LSTM: unsupported dtype " + std::string(dtype_name(dt)) + " (expected f32 or f64)");
-  for (auto [name, t] : {std::pair{"W", &w}, {"R", &r}, {"B", b}, {"initial_h", h0}, {"initial_c", c0}, {"P", p}})
-    check_dtype(name, t, dt);
-  const std::int64_t D = d.directions, H = d.hidden;
-  std::int64_t gate_rows = 0;
-  if (__builtin_mul_overflow(H, 8, &gate_rows))
-    throw Error(ErrorKind::Shape,
-                "LSTM: hidden_size " + std::to_string(H) + " times 8 (the bias length) overflows int64");
-  check_shape("W", w, Shape{D, 4 * H, d.input});
-  check_shape("R", r, Shape{D, 4 * H, H});
-  if (b) check_shape("B", *b, Shape{D, 8 * H});
-  if (p) check_shape("P", *p, Shape{D, 3 * H});
-  if (h0) check_shape("initial_h", *h0, state_shape(d));
-  if (c0) check_shape("initial_c", *c0, state_shape(d));
+  check_weights(kLstm, d, x, w, r, b, {{"W", &w}, {"R", &r}, {"B", b}, {"initial_h", h0}, {"initial_c", c0}, {"P", p}});
+  if (p) check_shape(kLstm, "P", *p, Shape{d.directions, 3 * d.hidden});
+  if (h0) check_shape(kLstm, "initial_h", *h0, state_shape(d));
+  if (c0) check_shape(kLstm, "initial_c", *c0, state_shape(d));
 }
-
-// Flat index of state [direction, batch, unit] in the layout's state tensor.
-std::int64_t state_index(const LstmDims& d, std::int64_t dir, std::int64_t b, std::int64_t j) {
-  return d.layout == 0 ? (dir * d.batch + b) * d.hidden + j : (b * d.directions + dir) * d.hidden + j;
-}
-
-// Flat index of Y [t, direction, batch, unit] in the layout's Y tensor.
-std::int64_t output_index(const LstmDims& d, std::int64_t t, std::int64_t dir, std::int64_t b, std::int64_t j) {
-  return d.layout == 0 ? ((t * d.directions + dir) * d.batch + b) * d.hidden + j
-                       : ((b * d.seq + t) * d.directions + dir) * d.hidden + j;
-}
-
-// Pointer to the input vector x[t, b] in the layout's X tensor.
-template <typename T>
-const T* input_row(const LstmDims& d, const T* x, std::int64_t t, std::int64_t b) {
-  return x + (d.layout == 0 ? t * d.batch + b : b * d.seq + t) * d.input;
-}
-
-// Logistic sigmoid.
-Accumulator sigmoid(Accumulator v) { return 1.0 / (1.0 + std::exp(-v)); }
-
-// Clamps a gate pre-activation to [-clip, clip] when clip is set.
-Accumulator clip_gate(const LstmParams& p, Accumulator v) { return p.clip ? std::clamp(v, -*p.clip, *p.clip) : v; }
 
 // Pre-activation of gate row `row` (of 4H): W x + R h + Wb + Rb.
 template <typename T>
-Accumulator gate_input(const LstmDims& d, const LstmInputs<T>& in, std::int64_t dir, std::int64_t row, const T* x_row,
-                       const T* h) {
+Accumulator gate_input(const RecurrentDims& d, const LstmInputs<T>& in, std::int64_t dir, std::int64_t row,
+                       const T* x_row, const T* h) {
   const T* w = in.w + (dir * 4 * d.hidden + row) * d.input;
   const T* r = in.r + (dir * 4 * d.hidden + row) * d.hidden;
   Accumulator acc = 0;
@@ -149,7 +47,7 @@ Accumulator gate_input(const LstmDims& d, const LstmInputs<T>& in, std::int64_t 
 
 // One time step of one batch entry: updates h and c (length H) in place from x_row.
 template <typename T>
-void step_cell(const LstmParams& p, const LstmDims& d, const LstmInputs<T>& in, std::int64_t dir, const T* x_row,
+void step_cell(const LstmParams& p, const RecurrentDims& d, const LstmInputs<T>& in, std::int64_t dir, const T* x_row,
                std::vector<T>& h, std::vector<T>& c) {
   const std::int64_t H = d.hidden;
   const T* peep = in.p ? in.p + dir * 3 * H : nullptr;  // order i, o, f
@@ -158,13 +56,14 @@ void step_cell(const LstmParams& p, const LstmDims& d, const LstmInputs<T>& in, 
     const Accumulator c_prev = c[j];
     const Accumulator pi = peep ? Accumulator(peep[j]) * c_prev : 0;
     const Accumulator pf = peep ? Accumulator(peep[2 * H + j]) * c_prev : 0;
-    const Accumulator i = sigmoid(clip_gate(p, gate_input(d, in, dir, j, x_row, h.data()) + pi));
-    const Accumulator f =
-        p.input_forget ? 1.0 - i : sigmoid(clip_gate(p, gate_input(d, in, dir, 2 * H + j, x_row, h.data()) + pf));
-    const Accumulator g = std::tanh(clip_gate(p, gate_input(d, in, dir, 3 * H + j, x_row, h.data())));
+    const Accumulator i = sigmoid(clip_gate(p.clip, gate_input(d, in, dir, j, x_row, h.data()) + pi));
+    const Accumulator f = p.input_forget
+                              ? 1.0 - i
+                              : sigmoid(clip_gate(p.clip, gate_input(d, in, dir, 2 * H + j, x_row, h.data()) + pf));
+    const Accumulator g = std::tanh(clip_gate(p.clip, gate_input(d, in, dir, 3 * H + j, x_row, h.data())));
     const Accumulator cell = f * c_prev + i * g;
     const Accumulator po = peep ? Accumulator(peep[H + j]) * cell : 0;
-    const Accumulator o = sigmoid(clip_gate(p, gate_input(d, in, dir, H + j, x_row, h.data()) + po));
+    const Accumulator o = sigmoid(clip_gate(p.clip, gate_input(d, in, dir, H + j, x_row, h.data()) + po));
     c_new[j] = T(cell);
     h_new[j] = T(o * std::tanh(cell));
   }
@@ -174,8 +73,8 @@ void step_cell(const LstmParams& p, const LstmDims& d, const LstmInputs<T>& in, 
 
 // Runs one direction over every batch entry, writing Y (if any) and the final states.
 template <typename T>
-void run_direction(const LstmParams& p, const LstmDims& d, const LstmInputs<T>& in, std::int64_t dir, bool reverse,
-                   T* y, T* y_h, T* y_c) {
+void run_direction(const LstmParams& p, const RecurrentDims& d, const LstmInputs<T>& in, std::int64_t dir,
+                   bool reverse, T* y, T* y_h, T* y_c) {
   const std::size_t H = static_cast<std::size_t>(d.hidden);
   for (std::int64_t b = 0; b < d.batch; ++b) {
     std::vector<T> h(H, T(0)), c(H, T(0));
@@ -199,40 +98,25 @@ void run_direction(const LstmParams& p, const LstmDims& d, const LstmInputs<T>& 
 
 // Sizes the outputs, zero-fills Y and runs each direction.
 template <typename T>
-void run_lstm(const LstmParams& p, const LstmDims& d, const LstmInputs<T>& in, DType dt, Tensor* y, Tensor* y_h,
+void run_lstm(const LstmParams& p, const RecurrentDims& d, const LstmInputs<T>& in, DType dt, Tensor* y, Tensor* y_h,
               Tensor* y_c) {
-  const Shape y_shape =
-      d.layout == 0 ? Shape{d.seq, d.directions, d.batch, d.hidden} : Shape{d.batch, d.seq, d.directions, d.hidden};
-  T* py = nullptr;
-  if (y) {
-    y->reset(dt, y_shape);
-    py = y->data<T>();
-    std::fill(py, py + y->numel(), T(0));  // steps past a sequence's length stay zero
-  }
-  if (y_h) y_h->reset(dt, state_shape(d));
-  if (y_c) y_c->reset(dt, state_shape(d));
-  T* ph = y_h ? y_h->data<T>() : nullptr;
-  T* pc = y_c ? y_c->data<T>() : nullptr;
+  T* py = prepare_output<T>(d, dt, y);
+  T* ph = prepare_state<T>(d, dt, y_h);
+  T* pc = prepare_state<T>(d, dt, y_c);
   for (std::int64_t dir = 0; dir < d.directions; ++dir) {
     const bool reverse = p.direction == LstmDirection::Reverse || dir == 1;
     run_direction(p, d, in, dir, reverse, py, ph, pc);
   }
 }
 
-// Typed pointer to an optional input, or null.
-template <typename T>
-const T* optional_data(const Tensor* t) {
-  return t ? t->data<T>() : nullptr;
-}
-
 // Gathers typed input pointers and runs the LSTM in element type T.
 template <typename T>
-void dispatch_lstm(const LstmParams& p, const LstmDims& d, const Tensor& x, const Tensor& w, const Tensor& r,
+void dispatch_lstm(const LstmParams& p, const RecurrentDims& d, const Tensor& x, const Tensor& w, const Tensor& r,
                    const Tensor* b, std::vector<std::int64_t> lens, const Tensor* h0, const Tensor* c0,
                    const Tensor* peep, Tensor* y, Tensor* y_h, Tensor* y_c) {
-  LstmInputs<T> in{
-      x.data<T>(),          w.data<T>(),          r.data<T>(),    optional_data<T>(b), optional_data<T>(peep),
-      optional_data<T>(h0), optional_data<T>(c0), std::move(lens)};
+  LstmInputs<T> in{{x.data<T>(), w.data<T>(), r.data<T>(), optional_data<T>(b), optional_data<T>(h0), std::move(lens)},
+                    optional_data<T>(peep),
+                    optional_data<T>(c0)};
   run_lstm(p, d, in, x.dtype(), y, y_h, y_c);
 }
 
@@ -242,9 +126,10 @@ void dispatch_lstm(const LstmParams& p, const LstmDims& d, const Tensor& x, cons
 void lstm(const LstmParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
           const Tensor* sequence_lens, const Tensor* initial_h, const Tensor* initial_c, const Tensor* peepholes,
           Tensor* y, Tensor* y_h, Tensor* y_c) {
-  const LstmDims d = plan_dims(p, x, r);
+  const RecurrentAttrs attrs{p.layout, p.direction == LstmDirection::Bidirectional, p.hidden_size, p.clip};
+  const RecurrentDims d = plan_dims(kLstm, attrs, x, r);
   check_inputs(d, x, w, r, b, initial_h, initial_c, peepholes);
-  std::vector<std::int64_t> lens = read_lengths(d, sequence_lens);
+  std::vector<std::int64_t> lens = read_lengths(kLstm, d, sequence_lens);
   if (x.dtype() == DType::F32)
     dispatch_lstm<float>(p, d, x, w, r, b, std::move(lens), initial_h, initial_c, peepholes, y, y_h, y_c);
   else

@@ -11,46 +11,22 @@
 #include "graph/op_registry.h"
 #include "graph/text_format.h"
 #include "tests/graph/onnx_fixtures.h"
+#include "tests/graph/graph_test_support.h"
 
 using namespace canary;
 using namespace canary::graph;
+using namespace canary::test;
 
 namespace {
 
 const Dim N = Dim::symbol("N");
 const Dim T = Dim::symbol("T");
 
-ValueType f32(DimVector dims) { return ValueType{DType::F32, std::move(dims)}; }
-
-// A 1-D i64 constant.
-ValueId ints(Graph& g, const std::string& name, const std::vector<std::int64_t>& v) {
-  return g.add_constant(name, Tensor::from_vector<std::int64_t>(v, {static_cast<std::int64_t>(v.size())}));
-}
-
-// Adds a one-output node whose node and output share a name.
-ValueId add(Graph& g, OpKind op, const std::string& name, std::vector<ValueId> in, Attributes attrs = {}) {
-  NodeId n = g.add_node(op, name, std::move(in), {name}, std::move(attrs));
-  return g.node(n).outputs[0];
-}
-
-const ValueType& type_of(const Graph& g, const std::string& name) { return g.value(*g.find_value(name)).type; }
-
 // Asserts dims are equal under the graph's symbol table, element by element.
 void check_dims(const Graph& g, const DimVector& got, const DimVector& want) {
   INFO("got " << dims_to_string(got) << ", want " << dims_to_string(want));
   REQUIRE(got.size() == want.size());
   for (std::size_t k = 0; k < got.size(); ++k) CHECK(g.symbols().equal(got[k], want[k]));
-}
-
-// Runs inference and asserts it fails with `kind` and a message containing every fragment.
-void require_infer_error(Graph& g, ErrorKind kind, const std::vector<std::string>& fragments) {
-  try {
-    infer_shapes(g);
-    FAIL("expected a canary::Error");
-  } catch (const Error& e) {
-    CHECK(e.kind() == kind);
-    for (const std::string& s : fragments) CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains(s));
-  }
 }
 
 }  // namespace
@@ -84,31 +60,31 @@ TEST_CASE("elementwise extras reject wrong dtypes and attributes", "[unit][expor
   SECTION("Reciprocal of an integer") {
     Graph g;
     add(g, OpKind::Reciprocal, "r", {g.add_input("k", ValueType{DType::I64, {2}})});
-    require_infer_error(g, ErrorKind::Model, {"node 'r' (Reciprocal)", "i64"});
+    expect_error(g, ErrorKind::Model, {"node 'r' (Reciprocal)", "i64"});
   }
   SECTION("Or of floats") {
     Graph g;
     ValueId x = g.add_input("x", f32({2}));
     add(g, OpKind::Or, "o", {x, x});
-    require_infer_error(g, ErrorKind::Model, {"(Or)", "f32", "bool"});
+    expect_error(g, ErrorKind::Model, {"(Or)", "f32", "bool"});
   }
   SECTION("Mod of mixed dtypes and a bad fmod") {
     Graph g;
     ValueId x = g.add_input("x", f32({2}));
     ValueId k = g.add_input("k", ValueType{DType::I64, {2}});
     add(g, OpKind::Mod, "m", {x, k});
-    require_infer_error(g, ErrorKind::Model, {"(Mod)", "input 1 ('k')", "i64"});
+    expect_error(g, ErrorKind::Model, {"(Mod)", "input 1 ('k')", "i64"});
     Graph h;
     ValueId y = h.add_input("y", f32({2}));
     add(h, OpKind::Mod, "m", {y, y}, {{"fmod", std::int64_t{2}}});
-    require_infer_error(h, ErrorKind::Model, {"fmod", "2"});
+    expect_error(h, ErrorKind::Model, {"fmod", "2"});
   }
   SECTION("Dropout with a constant true training_mode") {
     Graph g;
     ValueId x = g.add_input("x", f32({2}));
     ValueId mode = g.add_constant("mode", Tensor::scalar<bool>(true));
     add(g, OpKind::Dropout, "drop", {x, ValueId::none(), mode});
-    require_infer_error(g, ErrorKind::Model, {"(Dropout)", "training mode is not supported"});
+    expect_error(g, ErrorKind::Model, {"(Dropout)", "training mode is not supported"});
   }
 }
 
@@ -136,10 +112,10 @@ TEST_CASE("ConstantOfShape takes the input's symbolic dims from Shape", "[unit][
 TEST_CASE("ConstantOfShape rejects a negative dim and a multi-element value", "[unit][exporter_ops]") {
   Graph g;
   add(g, OpKind::ConstantOfShape, "c", {ints(g, "bad", {2, -1})});
-  require_infer_error(g, ErrorKind::Shape, {"(ConstantOfShape)", "negative"});
+  expect_error(g, ErrorKind::Shape, {"(ConstantOfShape)", "negative"});
   Graph h;
   add(h, OpKind::ConstantOfShape, "c", {ints(h, "ok", {2})}, {{"value", Tensor::from_vector<float>({1, 2}, {2})}});
-  require_infer_error(h, ErrorKind::Model, {"'value'", "one element"});
+  expect_error(h, ErrorKind::Model, {"'value'", "one element"});
 }
 
 TEST_CASE("Range lengths: constants, negative delta, floats and symbolic limits", "[unit][exporter_ops]") {
@@ -182,12 +158,12 @@ TEST_CASE("Range rejects a constant zero delta and mixed dtypes", "[unit][export
   Graph g;
   ValueId zero = g.add_constant("zero", Tensor::scalar<std::int64_t>(0));
   add(g, OpKind::Range, "r", {zero, zero, zero});
-  require_infer_error(g, ErrorKind::Model, {"(Range)", "delta", "0"});
+  expect_error(g, ErrorKind::Model, {"(Range)", "delta", "0"});
   Graph h;
   ValueId i = h.add_constant("i", Tensor::scalar<std::int64_t>(0));
   ValueId f = h.add_constant("f", Tensor::scalar<float>(1.0f));
   add(h, OpKind::Range, "r", {i, f, i});
-  require_infer_error(h, ErrorKind::Model, {"input 1 ('f')", "f32"});
+  expect_error(h, ErrorKind::Model, {"input 1 ('f')", "f32"});
 }
 
 TEST_CASE("Pad and Tile with constant parameters on symbolic dims", "[unit][exporter_ops]") {
@@ -210,26 +186,26 @@ TEST_CASE("Pad validation: mode, pads length, reflect width, constant dtype", "[
     Graph g;
     ValueId x = g.add_input("x", f32({3}));
     add(g, OpKind::Pad, "p", {x, ints(g, "pads", {1, 1})}, {{"mode", std::string("wrap")}});
-    require_infer_error(g, ErrorKind::Model, {"(Pad)", "'wrap'"});
+    expect_error(g, ErrorKind::Model, {"(Pad)", "'wrap'"});
   }
   SECTION("pads of the wrong length") {
     Graph g;
     ValueId x = g.add_input("x", f32({N, 3}));
     add(g, OpKind::Pad, "p", {x, ints(g, "pads", {1, 1})});
-    require_infer_error(g, ErrorKind::Shape, {"(Pad)", "2 entries, expected 4"});
+    expect_error(g, ErrorKind::Shape, {"(Pad)", "2 entries, expected 4"});
   }
   SECTION("reflect pad as wide as the dim") {
     Graph g;
     ValueId x = g.add_input("x", f32({3}));
     add(g, OpKind::Pad, "p", {x, ints(g, "pads", {3, 0})}, {{"mode", std::string("reflect")}});
-    require_infer_error(g, ErrorKind::Shape, {"reflect"});
+    expect_error(g, ErrorKind::Shape, {"reflect"});
   }
   SECTION("constant value of another dtype") {
     Graph g;
     ValueId x = g.add_input("x", f32({3}));
     ValueId v = g.add_constant("v", Tensor::scalar<double>(1.0));
     add(g, OpKind::Pad, "p", {x, ints(g, "pads", {1, 1}), v});
-    require_infer_error(g, ErrorKind::Model, {"input 2 ('v')", "f64"});
+    expect_error(g, ErrorKind::Model, {"input 2 ('v')", "f64"});
   }
 }
 
@@ -257,19 +233,19 @@ TEST_CASE("Split with sizes along a symbolic dim fixes it; bad splits fail", "[u
     Graph h;
     ValueId y = h.add_input("y", f32({N, 5}));
     h.add_node(OpKind::Split, "s", {y}, {"a", "b"}, {{"axis", std::int64_t{1}}});
-    require_infer_error(h, ErrorKind::Shape, {"(Split)", "2 equal parts"});
+    expect_error(h, ErrorKind::Shape, {"(Split)", "2 equal parts"});
   }
   SECTION("sizes that do not sum to a constant dim") {
     Graph h;
     ValueId y = h.add_input("y", f32({4}));
     h.add_node(OpKind::Split, "s", {y, ints(h, "sizes", {1, 2})}, {"a", "b"});
-    require_infer_error(h, ErrorKind::Shape, {"(Split)", "sum of split"});
+    expect_error(h, ErrorKind::Shape, {"(Split)", "sum of split"});
   }
   SECTION("sizes of the wrong count") {
     Graph h;
     ValueId y = h.add_input("y", f32({4}));
     h.add_node(OpKind::Split, "s", {y, ints(h, "sizes", {1, 2, 1})}, {"a", "b"});
-    require_infer_error(h, ErrorKind::Shape, {"3 entries, expected 2"});
+    expect_error(h, ErrorKind::Shape, {"3 entries, expected 2"});
   }
 }
 

@@ -10,26 +10,15 @@
 #include "canary/error.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
+#include "tests/graph/graph_test_support.h"
 
 using namespace canary;
 using namespace canary::graph;
+using namespace canary::test;
 
 namespace {
 
 using Ints = std::vector<std::int64_t>;
-
-// Runs infer_shapes and checks the error's kind and message fragments.
-void expect_error(Graph& g, ErrorKind kind, const std::vector<std::string>& fragments) {
-  try {
-    infer_shapes(g);
-  } catch (const Error& e) {
-    INFO("message: " << e.what());
-    CHECK(e.kind() == kind);
-    for (const std::string& f : fragments) CHECK_THAT(std::string(e.what()), Catch::Contains(f));
-    return;
-  }
-  FAIL("infer_shapes accepted the graph");
-}
 
 }  // namespace
 

@@ -6,9 +6,11 @@
 #include "canary/error.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
+#include "tests/graph/graph_test_support.h"
 
 using namespace canary;
 using namespace canary::graph;
+using namespace canary::test;
 
 namespace {
 
@@ -16,44 +18,7 @@ const Dim T = Dim::symbol("T");
 const Dim B = Dim::symbol("B");
 const Dim H = Dim::symbol("H");
 
-ValueType f32(DimVector dims) { return ValueType{DType::F32, std::move(dims)}; }
-
 using Ints = std::vector<std::int64_t>;
-
-// Adds a one-output node whose node and output share a name.
-ValueId add(Graph& g, OpKind op, const std::string& name, std::vector<ValueId> in, Attributes attrs = {}) {
-  NodeId n = g.add_node(op, name, std::move(in), {name}, std::move(attrs));
-  return g.node(n).outputs[0];
-}
-
-const ValueType& type_of(const Graph& g, const std::string& name) { return g.value(*g.find_value(name)).type; }
-
-// Asserts dims are structurally equal, element by element.
-void check_dims(const DimVector& got, const DimVector& want) {
-  INFO("got " << dims_to_string(got) << ", want " << dims_to_string(want));
-  REQUIRE(got.size() == want.size());
-  for (std::size_t k = 0; k < got.size(); ++k) CHECK(got[k] == want[k]);
-}
-
-// Evaluates a dim with one symbol bound.
-std::int64_t eval(const Dim& d, const char* name, std::int64_t value) {
-  std::optional<std::int64_t> v = d.evaluate(Bindings{{name, value}});
-  REQUIRE(v.has_value());
-  return *v;
-}
-
-// Runs infer_shapes and checks the error's kind and message fragments.
-void expect_error(Graph& g, ErrorKind kind, const std::vector<std::string>& fragments) {
-  try {
-    infer_shapes(g);
-  } catch (const Error& e) {
-    INFO("message: " << e.what());
-    CHECK(e.kind() == kind);
-    for (const std::string& f : fragments) CHECK_THAT(std::string(e.detail()), Catch::Contains(f));
-    return;
-  }
-  FAIL("infer_shapes accepted the graph");
-}
 
 }  // namespace
 

@@ -6,20 +6,15 @@
 
 #include "graph/onnx_import.h"
 #include "tests/graph/onnx_fixtures.h"
+#include "tests/graph/onnx_import_checks.h"
 
 using namespace onnx_fixtures;
 using canary::DType;
 using canary::graph::Graph;
 using canary::graph::import_onnx;
+using canary::test::type_text;
 
 namespace {
-
-// The type text of a named value of a graph.
-std::string type_of(const Graph& g, const std::string& name) {
-  auto v = g.find_value(name);
-  REQUIRE(v);
-  return g.value(*v).type.to_string();
-}
 
 // The graph attribute of a node's attribute.
 const Graph& subgraph_of(const Graph& g, std::size_t node, const std::string& attr) {
@@ -35,8 +30,8 @@ onnx::ModelProto one_node_model(const onnx::NodeProto& n, const onnx::ValueInfoP
 
 TEST_CASE("onnx: MLP imports with a sanitised dim_param symbol", "[unit][onnx]") {
   auto g = import_onnx(bytes(mlp_model()), "mlp.onnx");
-  CHECK(type_of(*g, "x") == "f32[batch_size, 2]");
-  CHECK(type_of(*g, "y") == "f32[batch_size, 3]");
+  CHECK(type_text(*g, "x") == "f32[batch_size, 2]");
+  CHECK(type_text(*g, "y") == "f32[batch_size, 3]");
   CHECK(g->symbols().contains("batch_size"));
   REQUIRE(g->nodes().size() == 3);
   CHECK(g->nodes()[0].name == "matmul");
@@ -57,7 +52,7 @@ TEST_CASE("onnx: Shape-Gather-Unsqueeze-Concat-Reshape gives an exact symbolic t
 
 TEST_CASE("onnx: Conv1d keeps the dynamic length T", "[unit][onnx]") {
   auto g = import_onnx(bytes(conv1d_model()), "conv.onnx");
-  CHECK(type_of(*g, "y") == "f32[1, 1, T]");
+  CHECK(type_text(*g, "y") == "f32[1, 1, T]");
   const auto& attrs = g->nodes().at(0).attrs;
   CHECK(std::get<std::vector<std::int64_t>>(attrs.at("pads")) == std::vector<std::int64_t>{1, 1});
 }
@@ -78,13 +73,13 @@ TEST_CASE("onnx: Cast's integer `to` becomes a dtype name", "[unit][onnx]") {
                                             value("x", kFloat, {3}), kInt64)),
                        "cast.onnx");
   CHECK(std::get<std::string>(g->nodes().at(0).attrs.at("to")) == "i64");
-  CHECK(type_of(*g, "y") == "i64[3]");
+  CHECK(type_text(*g, "y") == "i64[3]");
 }
 
 TEST_CASE("onnx: LSTM activations become one comma-separated string", "[unit][onnx]") {
   auto g = import_onnx(bytes(lstm_model()), "lstm.onnx");
   CHECK(std::get<std::string>(g->nodes().at(0).attrs.at("activations")) == "Sigmoid,Tanh,Tanh");
-  CHECK(type_of(*g, "h") == "f32[1, 1, 1]");
+  CHECK(type_text(*g, "h") == "f32[1, 1, 1]");
   CHECK(g->nodes().at(0).outputs.at(0) == canary::graph::ValueId::none());
 }
 
@@ -94,31 +89,31 @@ TEST_CASE("onnx: a Loop body captures the outer x and types its unshaped inputs"
   REQUIRE(body.captures().size() == 1);
   CHECK(body.value(body.captures()[0].local).name == "x");
   CHECK(g->value(body.captures()[0].outer).name == "x");
-  CHECK(type_of(body, "iter") == "i64[]");
-  CHECK(type_of(body, "cond") == "bool[]");
-  CHECK(type_of(body, "s") == "f32[2]");
-  CHECK(type_of(*g, "s_final") == "f32[2]");
-  CHECK(type_of(*g, "s_all") == "f32[3, 2]");
+  CHECK(type_text(body, "iter") == "i64[]");
+  CHECK(type_text(body, "cond") == "bool[]");
+  CHECK(type_text(body, "s") == "f32[2]");
+  CHECK(type_text(*g, "s_final") == "f32[2]");
+  CHECK(type_text(*g, "s_all") == "f32[3, 2]");
 }
 
 TEST_CASE("onnx: Scan body inputs take the state and one slice of the scan input", "[unit][onnx]") {
   auto g = import_onnx(bytes(scan_model()), "scan.onnx");
   const Graph& body = subgraph_of(*g, 0, "body");
-  CHECK(type_of(body, "s") == "f32[2]");
-  CHECK(type_of(body, "row") == "f32[2]");
-  CHECK(type_of(*g, "partials") == "f32[T, 2]");
+  CHECK(type_text(body, "s") == "f32[2]");
+  CHECK(type_text(body, "row") == "f32[2]");
+  CHECK(type_text(*g, "partials") == "f32[T, 2]");
 }
 
 TEST_CASE("onnx: If branches capture the outer x", "[unit][onnx]") {
   auto g = import_onnx(bytes(if_model()), "if.onnx");
   CHECK(subgraph_of(*g, 0, "then_branch").captures().size() == 1);
   CHECK(subgraph_of(*g, 0, "else_branch").captures().size() == 1);
-  CHECK(type_of(*g, "y") == "f32[3]");
+  CHECK(type_text(*g, "y") == "f32[3]");
 }
 
 TEST_CASE("onnx: subgraphs nested 64 deep are accepted", "[unit][onnx]") {
   auto g = import_onnx(bytes(nested_if_model(64)), "deep.onnx");
-  CHECK(type_of(*g, "y0") == "f32[2]");
+  CHECK(type_text(*g, "y0") == "f32[2]");
 }
 
 TEST_CASE("onnx: initializers in raw_data and typed fields of every dtype", "[unit][onnx]") {
@@ -160,7 +155,7 @@ TEST_CASE("onnx: initializers in raw_data and typed fields of every dtype", "[un
     CHECK(constant(p + "bool").data<bool>()[1] == false);
   }
   CHECK(constant("empty").shape() == canary::Shape{0, 3});
-  CHECK(type_of(*g, "out_ti64") == "i64[2]");
+  CHECK(type_text(*g, "out_ti64") == "i64[2]");
 }
 
 TEST_CASE("onnx: an initializer also listed as an input is a constant", "[unit][onnx]") {

@@ -5,25 +5,15 @@
 #include "canary/error.h"
 #include "graph/onnx_import.h"
 #include "tests/graph/onnx_fixtures.h"
+#include "tests/graph/onnx_import_checks.h"
 
 using namespace onnx_fixtures;
 using canary::Error;
 using canary::ErrorKind;
 using canary::graph::import_onnx;
+using canary::test::import_error;
 
 namespace {
-
-// The message of the Error(Model) importing the bytes throws.
-std::string import_error(const std::string& data, const std::string& source = "bad.onnx") {
-  try {
-    import_onnx(data, source);
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::Model);
-    return e.what();
-  }
-  FAIL("expected a canary::Error");
-  return "";
-}
 
 // A model with one input x and the given initializers feeding Add(x, w).
 onnx::ModelProto add_initializer_model(const onnx::TensorProto& w) {

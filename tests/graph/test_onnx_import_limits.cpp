@@ -10,6 +10,7 @@
 #include "canary/error.h"
 #include "graph/onnx_import.h"
 #include "tests/graph/onnx_fixtures.h"
+#include "tests/graph/onnx_import_checks.h"
 
 using namespace onnx_fixtures;
 using canary::Error;
@@ -20,16 +21,7 @@ using canary::graph::import_onnx_file;
 namespace {
 
 // The Error(Model) message importing the bytes throws.
-std::string model_error(const onnx::ModelProto& m) {
-  try {
-    import_onnx(bytes(m), "scan.onnx");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::Model);
-    return e.what();
-  }
-  FAIL("expected a canary::Error");
-  return "";
-}
+std::string model_error(const onnx::ModelProto& m) { return canary::test::import_error(bytes(m), "scan.onnx"); }
 
 // The running-sum Scan model with its num_scan_inputs attribute replaced by a.
 onnx::ModelProto scan_with(const onnx::AttributeProto& a) {

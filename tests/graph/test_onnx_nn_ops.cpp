@@ -6,21 +6,16 @@
 #include "canary/error.h"
 #include "graph/onnx_import.h"
 #include "tests/graph/onnx_fixtures.h"
+#include "tests/graph/onnx_import_checks.h"
 
 using namespace onnx_fixtures;
 using canary::Error;
 using canary::ErrorKind;
 using canary::graph::Graph;
 using canary::graph::import_onnx;
+using canary::test::type_text;
 
 namespace {
-
-// The type text of a named value of a graph.
-std::string type_of(const Graph& g, const std::string& name) {
-  auto v = g.find_value(name);
-  REQUIRE(v);
-  return g.value(*v).type.to_string();
-}
 
 // The message of the canary::Error importing the model throws, checking its kind.
 std::string import_error(const onnx::ModelProto& m, ErrorKind kind) {
@@ -68,10 +63,10 @@ onnx::ModelProto gru_model(const std::vector<onnx::AttributeProto>& attrs, const
 TEST_CASE("onnx: a pooling and batch-norm tail imports with symbolic batch", "[unit][onnx][pool]") {
   const std::int64_t opset = GENERATE(13, 15, 17);
   auto g = import_onnx(bytes(conv_tail_model(opset)), "tail.onnx");
-  CHECK(type_of(*g, "mp") == "f32[N, 2, 4]");  // ceil((7 - 2) / 2) + 1
-  CHECK(type_of(*g, "bn") == "f32[N, 2, 4]");
-  CHECK(type_of(*g, "ap") == "f32[N, 2, 4]");
-  CHECK(type_of(*g, "y") == "f32[N, 2, 1]");
+  CHECK(type_text(*g, "mp") == "f32[N, 2, 4]");  // ceil((7 - 2) / 2) + 1
+  CHECK(type_text(*g, "bn") == "f32[N, 2, 4]");
+  CHECK(type_text(*g, "ap") == "f32[N, 2, 4]");
+  CHECK(type_text(*g, "y") == "f32[N, 2, 1]");
 }
 
 TEST_CASE("onnx: GRU activations become one string; outputs typed", "[unit][onnx][gru]") {
@@ -82,8 +77,8 @@ TEST_CASE("onnx: GRU activations become one string; outputs typed", "[unit][onnx
   const auto& attrs = g->nodes().at(0).attrs;
   CHECK(std::get<std::string>(attrs.at("activations")) == "Sigmoid,Tanh");
   CHECK(std::get<std::int64_t>(attrs.at("linear_before_reset")) == 1);
-  CHECK(type_of(*g, "y") == "f32[T, 1, 1, 1]");
-  CHECK(type_of(*g, "h") == "f32[1, 1, 1]");
+  CHECK(type_text(*g, "y") == "f32[T, 1, 1, 1]");
+  CHECK(type_text(*g, "h") == "f32[1, 1, 1]");
 }
 
 TEST_CASE("onnx: GRU rejects other activations and activation parameters", "[unit][onnx][gru]") {

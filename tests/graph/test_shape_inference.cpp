@@ -9,9 +9,11 @@
 #include "canary/tensor.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
+#include "tests/graph/graph_test_support.h"
 
 using namespace canary;
 using namespace canary::graph;
+using namespace canary::test;
 
 namespace {
 
@@ -20,39 +22,11 @@ const Dim M = Dim::symbol("M");
 const Dim T = Dim::symbol("T");
 const Dim B = Dim::symbol("B");
 
-ValueType f32(DimVector dims) { return ValueType{DType::F32, std::move(dims)}; }
 ValueType i64(DimVector dims) { return ValueType{DType::I64, std::move(dims)}; }
-
-// A 1-D i64 constant.
-ValueId ints(Graph& g, const std::string& name, const std::vector<std::int64_t>& v) {
-  return g.add_constant(name, Tensor::from_vector<std::int64_t>(v, {static_cast<std::int64_t>(v.size())}));
-}
 
 // A scalar i64 constant.
 ValueId scalar(Graph& g, const std::string& name, std::int64_t v) {
   return g.add_constant(name, Tensor::scalar<std::int64_t>(v));
-}
-
-// Adds a one-output node whose node and output share a name.
-ValueId add(Graph& g, OpKind op, const std::string& name, std::vector<ValueId> in, Attributes attrs = {}) {
-  NodeId n = g.add_node(op, name, std::move(in), {name}, std::move(attrs));
-  return g.node(n).outputs[0];
-}
-
-const ValueType& type_of(const Graph& g, const std::string& name) { return g.value(*g.find_value(name)).type; }
-
-// Asserts dims are structurally equal, element by element.
-void check_dims(const DimVector& got, const DimVector& want) {
-  INFO("got " << dims_to_string(got) << ", want " << dims_to_string(want));
-  REQUIRE(got.size() == want.size());
-  for (std::size_t k = 0; k < got.size(); ++k) CHECK(got[k] == want[k]);
-}
-
-// Evaluates a dim with one symbol bound.
-std::int64_t eval(const Dim& d, const char* name, std::int64_t value) {
-  std::optional<std::int64_t> v = d.evaluate(Bindings{{name, value}});
-  REQUIRE(v.has_value());
-  return *v;
 }
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();

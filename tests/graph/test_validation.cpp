@@ -6,36 +6,18 @@
 #include "canary/tensor.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
+#include "tests/graph/graph_test_support.h"
 
 using namespace canary;
 using namespace canary::graph;
+using namespace canary::test;
 
 namespace {
 
 const Dim N = Dim::symbol("N");
 const Dim T = Dim::symbol("T");
 
-ValueType f32(DimVector dims) { return ValueType{DType::F32, std::move(dims)}; }
 ValueType of(DType t, DimVector dims) { return ValueType{t, std::move(dims)}; }
-
-// Adds a one-output node whose node and output share a name.
-ValueId add(Graph& g, OpKind op, const std::string& name, std::vector<ValueId> in, Attributes attrs = {}) {
-  NodeId n = g.add_node(op, name, std::move(in), {name}, std::move(attrs));
-  return g.node(n).outputs[0];
-}
-
-// Runs infer_shapes and checks the error's kind and message fragments.
-void expect_error(Graph& g, ErrorKind kind, const std::vector<std::string>& fragments) {
-  try {
-    infer_shapes(g);
-  } catch (const Error& e) {
-    INFO("message: " << e.what());
-    CHECK(e.kind() == kind);
-    for (const std::string& f : fragments) CHECK_THAT(std::string(e.detail()), Catch::Contains(f));
-    return;
-  }
-  FAIL("infer_shapes accepted the graph");
-}
 
 }  // namespace
 

@@ -14,38 +14,13 @@ using canary::Error;
 using canary::ErrorKind;
 using canary::Shape;
 using canary::Tensor;
+using canary::test::check_close;
+using canary::test::make;
+using canary::test::values;
+using canary::test::wave;
 namespace k = canary::kernels;
 
 namespace {
-
-// A tensor of element type T holding the given values.
-template <typename T>
-Tensor make(const std::vector<double>& v, std::initializer_list<std::int64_t> shape) {
-  return Tensor::from_vector(std::vector<T>(v.begin(), v.end()), shape);
-}
-
-// n deterministic values in [-0.5, 0.5].
-std::vector<double> wave(std::size_t n, double seed) {
-  std::vector<double> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = 0.5 * std::sin(seed + 0.9 * double(i));
-  return v;
-}
-
-// All elements of a tensor as doubles.
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v(static_cast<std::size_t>(t.numel()));
-  for (std::int64_t i = 0; i < t.numel(); ++i) v[i] = t.element_as_double(i);
-  return v;
-}
-
-// Checks two value lists agree element by element within tol.
-void check_close(const std::vector<double>& got, const std::vector<double>& want, double tol) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
-    CHECK(std::abs(got[i] - want[i]) <= tol);
-  }
-}
 
 // The three outputs of one LSTM call.
 struct LstmResult {

@@ -13,36 +13,17 @@
 #include "canary/tensor.h"
 #include "kernels/onednn.h"
 #include "kernels/reference.h"
+#include "tests/kernels/random_tensors.h"
 
 using canary::DType;
 using canary::Shape;
 using canary::Tensor;
+using canary::test::check_close;
+using canary::test::random_tensor;
+using canary::test::random_tensor_in;
 namespace k = canary::kernels;
 
 namespace {
-
-// A tensor of the given shape with uniform values in [lo, hi] from rng.
-Tensor random_tensor(std::mt19937& rng, const Shape& shape, double lo = -1.0, double hi = 1.0) {
-  Tensor t = Tensor::empty(DType::F32, shape);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  for (std::int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(dist(rng));
-  return t;
-}
-
-// Checks got against the reference result: same shape, each element within 1e-4 relative plus 1e-5 absolute.
-void check_close(const Tensor& want, const Tensor& got) {
-  REQUIRE(got.dtype() == want.dtype());
-  REQUIRE(got.shape() == want.shape());
-  int bad = 0;
-  for (std::int64_t i = 0; i < want.numel(); ++i) {
-    const double w = want.element_as_double(i), g = got.element_as_double(i);
-    if (!(std::abs(g - w) <= 1e-4 * std::abs(w) + 1e-5) && bad++ < 5) {
-      INFO("element " << i << ": reference " << w << ", oneDNN " << g);
-      CHECK(false);
-    }
-  }
-  CHECK(bad == 0);
-}
 
 // Checks y holds exactly the float values `want`.
 void check_values(const Tensor& y, const std::vector<float>& want) {
@@ -135,9 +116,9 @@ k::PoolParams pool_1d(k::PoolOp op, std::int64_t kernel, std::int64_t stride, st
 void check_batch_norm(std::mt19937& rng, const Shape& shape, double epsilon) {
   INFO("batch norm " << canary::shape_to_string(shape) << " epsilon " << epsilon);
   const std::int64_t c = shape[1];
-  const Tensor x = random_tensor(rng, shape, -3.0, 3.0);
-  const Tensor scale = random_tensor(rng, {c}, -2.0, 2.0), bias = random_tensor(rng, {c});
-  const Tensor mean = random_tensor(rng, {c}), var = random_tensor(rng, {c}, 0.05, 3.0);
+  const Tensor x = random_tensor_in(rng, shape, -3.0, 3.0);
+  const Tensor scale = random_tensor_in(rng, {c}, -2.0, 2.0), bias = random_tensor(rng, {c});
+  const Tensor mean = random_tensor(rng, {c}), var = random_tensor_in(rng, {c}, 0.05, 3.0);
   k::BatchNormParams p;
   p.epsilon = epsilon;
   Tensor want, got;
@@ -285,7 +266,7 @@ TEST_CASE("oneDNN BatchNormalization matches the reference for several channel c
 TEST_CASE("oneDNN BatchNormalization leaves mismatched inputs to the reference", "[unit][differential][onednn]") {
   std::mt19937 rng(5);
   const Tensor x = random_tensor(rng, {2, 3, 4});
-  const Tensor c3 = random_tensor(rng, {3}, 0.5, 1.0), c4 = random_tensor(rng, {4}, 0.5, 1.0);
+  const Tensor c3 = random_tensor_in(rng, {3}, 0.5, 1.0), c4 = random_tensor_in(rng, {4}, 0.5, 1.0);
   const Tensor x64 = Tensor::from_vector<double>({1, 2}, {1, 2});
   k::BatchNormParams p;
   Tensor y;

@@ -12,39 +12,16 @@
 #include "canary/tensor.h"
 #include "kernels/onednn.h"
 #include "kernels/reference.h"
+#include "tests/kernels/random_tensors.h"
 
 using canary::DType;
 using canary::Shape;
 using canary::Tensor;
+using canary::test::check_close;
+using canary::test::random_tensor;
 namespace k = canary::kernels;
 
 namespace {
-
-// A tensor of the given shape with uniform values in [-1, 1] from rng.
-Tensor random_tensor(std::mt19937& rng, const Shape& shape, DType dtype = DType::F32) {
-  Tensor t = Tensor::empty(dtype, shape);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (std::int64_t i = 0; i < t.numel(); ++i) {
-    if (dtype == DType::F32) t.data<float>()[i] = static_cast<float>(dist(rng));
-    else t.data<double>()[i] = dist(rng);
-  }
-  return t;
-}
-
-// Checks got against the reference result: same shape, each element within 1e-4 relative plus 1e-5 absolute.
-void check_close(const Tensor& want, const Tensor& got) {
-  REQUIRE(got.dtype() == want.dtype());
-  REQUIRE(got.shape() == want.shape());
-  int bad = 0;
-  for (std::int64_t i = 0; i < want.numel(); ++i) {
-    const double w = want.element_as_double(i), g = got.element_as_double(i);
-    if (!(std::abs(g - w) <= 1e-4 * std::abs(w) + 1e-5) && bad++ < 5) {
-      INFO("element " << i << ": reference " << w << ", oneDNN " << g);
-      CHECK(false);
-    }
-  }
-  CHECK(bad == 0);
-}
 
 // One LSTM configuration.
 struct LstmCase {

@@ -14,16 +14,11 @@ using canary::ErrorKind;
 using canary::Shape;
 using canary::Tensor;
 using canary::test::check_values;
+using canary::test::make;
 using canary::test::require_error;
 namespace k = canary::kernels;
 
 namespace {
-
-// A tensor of the given dtype (f32 or f64) holding the values.
-Tensor make(DType dt, const std::vector<double>& v, const Shape& shape) {
-  if (dt == DType::F32) return Tensor::from_vector(std::vector<float>(v.begin(), v.end()), shape);
-  return Tensor::from_vector(v, shape);
-}
 
 // Pooling parameters for one op with the given geometry.
 k::PoolParams params(k::PoolOp op, std::vector<std::int64_t> kernel, std::vector<std::int64_t> strides = {},
