@@ -18,6 +18,15 @@ void infer_subgraph(Graph& graph);
 
 namespace rules {
 
+// Helpers shared by several rule files.
+// Fresh symbols for a 1-D shape input whose contents are unknown; its length
+// must be a constant no larger than kMaxTensorRank (shape_rules_tensor.cpp).
+DimVector fresh_dims_for_shape_input(InferContext& ctx, int i);
+// An ints attribute of a given length, or `fill` repeated when absent
+// (shape_rules_linear.cpp).
+std::vector<std::int64_t> ints_or(const InferContext& ctx, std::string_view name, std::size_t length,
+                                  std::int64_t fill);
+
 // shape_rules_elementwise.cpp
 void infer_arithmetic(InferContext& ctx);   // Add Sub Mul Div
 void infer_pow(InferContext& ctx);          // Pow

@@ -15,23 +15,12 @@ constexpr std::int64_t kMaxKnownLength = 64;
 // The dims held by a 1-D i64 shape input: its known contents, else fresh
 // symbols (its length must then be a constant).
 DimVector dims_from_shape_input(InferContext& ctx, int i) {
-  const ValueType& t = ctx.input_type(i);
   if (std::optional<DimVector> dims = ctx.input_dims_value(i)) {
     if (dims->size() <= kMaxTensorRank) return *dims;
     ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " holds " + std::to_string(dims->size()) +
                                    " dims, above the rank limit " + std::to_string(kMaxTensorRank));
   }
-  if (!t.shape[0].is_constant()) {
-    ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " " + t.to_string() +
-                                   " has unknown contents and its length is not a constant (rank not static)");
-  }
-  if (t.shape[0].value() > static_cast<std::int64_t>(kMaxTensorRank)) {
-    ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " " + t.to_string() + " asks for a rank above the limit " +
-                                   std::to_string(kMaxTensorRank));
-  }
-  DimVector dims;
-  for (std::int64_t k = 0; k < t.shape[0].value(); ++k) dims.push_back(ctx.symbols().fresh());
-  return dims;
+  return fresh_dims_for_shape_input(ctx, i);
 }
 
 // A scalar integer input's value as a dim, when known.

@@ -26,18 +26,6 @@ void expect_min_rank(const InferContext& ctx, int i, int rank) {
   }
 }
 
-// An ints attribute of a given length, or `fill` repeated when absent.
-std::vector<std::int64_t> ints_or(const InferContext& ctx, std::string_view name, std::size_t length,
-                                  std::int64_t fill) {
-  if (!ctx.has_attr(name)) return std::vector<std::int64_t>(length, fill);
-  std::vector<std::int64_t> v = ctx.attr_ints(name);
-  if (v.size() != length) {
-    ctx.fail(ErrorKind::Model, "attribute '" + std::string(name) + "' has " + std::to_string(v.size()) +
-                                   " values, expected " + std::to_string(length));
-  }
-  return v;
-}
-
 // The output length of one convolution axis.
 Dim conv_output_dim(const std::string& auto_pad, const Dim& in, const Dim& k, std::int64_t stride,
                     std::int64_t dilation, std::int64_t pad_begin, std::int64_t pad_end) {
@@ -159,6 +147,18 @@ void infer_conv(InferContext& ctx) {
     ctx.assert_equal(ctx.input_type(2).shape[0], w[0], "bias length vs output channels");
   }
   ctx.set_output(0, ValueType{ctx.input_type(0).dtype, out});
+}
+
+// An ints attribute of a given length, or `fill` repeated when absent.
+std::vector<std::int64_t> ints_or(const InferContext& ctx, std::string_view name, std::size_t length,
+                                  std::int64_t fill) {
+  if (!ctx.has_attr(name)) return std::vector<std::int64_t>(length, fill);
+  std::vector<std::int64_t> v = ctx.attr_ints(name);
+  if (v.size() != length) {
+    ctx.fail(ErrorKind::Model, "attribute '" + std::string(name) + "' has " + std::to_string(v.size()) +
+                                   " values, expected " + std::to_string(length));
+  }
+  return v;
 }
 
 }  // namespace canary::graph::rules

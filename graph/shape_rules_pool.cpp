@@ -12,18 +12,6 @@ struct PoolAttrs {
   bool ceil_mode = false;
 };
 
-// An ints attribute of a given length, or `fill` repeated when absent.
-std::vector<std::int64_t> ints_or(const InferContext& ctx, std::string_view name, std::size_t length,
-                                  std::int64_t fill) {
-  if (!ctx.has_attr(name)) return std::vector<std::int64_t>(length, fill);
-  std::vector<std::int64_t> v = ctx.attr_ints(name);
-  if (v.size() != length) {
-    ctx.fail(ErrorKind::Model, "attribute '" + std::string(name) + "' has " + std::to_string(v.size()) +
-                                   " values, expected " + std::to_string(length));
-  }
-  return v;
-}
-
 // The dilated kernel extent dilation * (kernel - 1) + 1 of axis s, or Error(Shape) on int64 overflow.
 std::int64_t kernel_span(const InferContext& ctx, const PoolAttrs& p, std::size_t s) {
   std::int64_t span = 0;

@@ -16,23 +16,6 @@ Dim product(DimVector::const_iterator begin, DimVector::const_iterator end) {
   return p;
 }
 
-// Fresh symbols for a shape input whose contents are unknown; its length
-// (the input's only dim) must be a constant.
-DimVector fresh_dims_for_shape_input(InferContext& ctx, int i) {
-  const ValueType& t = ctx.input_type(i);
-  if (t.rank() != 1 || !t.shape[0].is_constant()) {
-    ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " " + t.to_string() +
-                                   " has unknown contents and its length is not a constant (rank not static)");
-  }
-  if (t.shape[0].value() > static_cast<std::int64_t>(kMaxTensorRank)) {
-    ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " " + t.to_string() + " asks for a rank above the limit " +
-                                   std::to_string(kMaxTensorRank));
-  }
-  DimVector dims;
-  for (std::int64_t k = 0; k < t.shape[0].value(); ++k) dims.push_back(ctx.symbols().fresh());
-  return dims;
-}
-
 // A product of dims split into a constant, symbol names and other factors.
 struct Factors {
   std::int64_t coef = 1;
@@ -249,6 +232,23 @@ void infer_shape(InferContext& ctx) {
   for (std::int64_t k = start; k < end; ++k) dims.push_back(in.shape[k]);
   ctx.set_output(0, ValueType{DType::I64, {Dim(static_cast<std::int64_t>(dims.size()))}});
   ctx.set_output_known_dims(0, dims);
+}
+
+// Fresh symbols for a shape input whose contents are unknown; its length
+// (the input's only dim) must be a constant.
+DimVector fresh_dims_for_shape_input(InferContext& ctx, int i) {
+  const ValueType& t = ctx.input_type(i);
+  if (t.rank() != 1 || !t.shape[0].is_constant()) {
+    ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " " + t.to_string() +
+                                   " has unknown contents and its length is not a constant (rank not static)");
+  }
+  if (t.shape[0].value() > static_cast<std::int64_t>(kMaxTensorRank)) {
+    ctx.fail(ErrorKind::Shape, ctx.describe_input(i) + " " + t.to_string() + " asks for a rank above the limit " +
+                                   std::to_string(kMaxTensorRank));
+  }
+  DimVector dims;
+  for (std::int64_t k = 0; k < t.shape[0].value(); ++k) dims.push_back(ctx.symbols().fresh());
+  return dims;
 }
 
 }  // namespace canary::graph::rules

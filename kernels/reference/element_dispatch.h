@@ -49,4 +49,15 @@ void dispatch_any(DType t, F&& f) {
   }
 }
 
+// f(U{}) with an unsigned integer type as wide as one element of dtype: for
+// kernels that only move elements and never look at their values.
+template <typename F>
+void dispatch_bits(DType dtype, F&& f) {
+  switch (dtype_size(dtype)) {
+    case 1: f(std::uint8_t{}); return;
+    case 4: f(std::uint32_t{}); return;
+    default: f(std::uint64_t{}); return;
+  }
+}
+
 }  // namespace canary::kernels::detail

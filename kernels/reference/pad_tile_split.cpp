@@ -10,19 +10,10 @@
 #include "kernels/reference.h"
 #include "kernels/reference/axis.h"
 #include "kernels/reference/broadcast_index.h"
+#include "kernels/reference/element_dispatch.h"
 
 namespace canary::kernels {
 namespace {
-
-// f(U{}) with an unsigned integer type as wide as one element of dtype.
-template <typename F>
-void dispatch_bits(DType dtype, F&& f) {
-  switch (dtype_size(dtype)) {
-    case 1: f(std::uint8_t{}); return;
-    case 4: f(std::uint32_t{}); return;
-    default: f(std::uint64_t{}); return;
-  }
-}
 
 // Where each output index of one padded dim reads from: an input index, or
 // -1 for the constant.
@@ -153,7 +144,7 @@ void tile(const Tensor& x_in, const Tensor& repeats, Tensor& y) {
     strides.insert(strides.end(), {0, own[k]});
   }
   checked_numel(out);
-  dispatch_bits(x.dtype(), [&](auto tag) {
+  detail::dispatch_bits(x.dtype(), [&](auto tag) {
     using U = decltype(tag);
     y.reset(x.dtype(), out);
     const U* px = static_cast<const U*>(x.raw());
@@ -180,7 +171,7 @@ void pad(PadMode mode, const Tensor& x_in, const Tensor& pads_in, const Tensor* 
   // Every out[k] is now at most y.numel(), so the tables are no larger than y.
   std::vector<std::vector<std::int64_t>> src(rank);
   for (std::size_t k = 0; k < rank; ++k) src[k] = pad_source_indices(mode, x.shape()[k], pads[k], out[k]);
-  dispatch_bits(x.dtype(), [&](auto tag) {
+  detail::dispatch_bits(x.dtype(), [&](auto tag) {
     using U = decltype(tag);
     U fill{};
     std::memcpy(&fill, &fill_bits, sizeof(U));

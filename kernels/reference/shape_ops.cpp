@@ -20,20 +20,10 @@
 namespace canary::kernels {
 namespace {
 
-// f(U{}) with an unsigned integer type as wide as one element of dtype.
-template <typename F>
-void dispatch_bits(DType dtype, F&& f) {
-  switch (dtype_size(dtype)) {
-    case 1: f(std::uint8_t{}); return;
-    case 4: f(std::uint32_t{}); return;
-    default: f(std::uint64_t{}); return;
-  }
-}
-
 // y[out] = x[offset] over out_shape, where x offsets follow `strides` from `base`.
 void copy_strided(const Tensor& x, std::span<const std::int64_t> out_shape, const Shape& strides, std::int64_t base,
                   Tensor& y) {
-  dispatch_bits(x.dtype(), [&](auto tag) {
+  detail::dispatch_bits(x.dtype(), [&](auto tag) {
     using U = decltype(tag);
     const U* px = static_cast<const U*>(x.raw());
     y.reset(x.dtype(), out_shape);
