@@ -31,6 +31,7 @@ Model make_model(std::shared_ptr<graph::Graph> graph, const Options& options) {
   for (graph::ValueId v : graph->inputs()) impl->inputs.push_back(spec_of(*graph, v));
   for (graph::ValueId v : graph->outputs()) impl->outputs.push_back(spec_of(*graph, v));
   impl->graph = std::move(graph);
+  if (options.jit.enabled) impl->engine = std::make_shared<jit::Engine>(impl->program, options.jit);
   return Model(std::move(impl));
 }
 
@@ -39,9 +40,23 @@ const std::vector<TensorSpec>& Model::outputs() const { return impl_->outputs; }
 std::string Model::to_text() const { return graph::print_graph(*impl_->graph); }
 std::string Model::disassemble() const { return impl_->program->disassemble(); }
 
-Session Model::session() const { return Session(std::make_unique<Session::Impl>(impl_, impl_->program)); }
+Session Model::session() const { return Session(std::make_unique<Session::Impl>(impl_, impl_->program, true)); }
 Session Model::reference_session() const {
-  return Session(std::make_unique<Session::Impl>(impl_, impl_->reference_program));
+  return Session(std::make_unique<Session::Impl>(impl_, impl_->reference_program, false));
+}
+
+std::vector<Event> Model::events(std::uint64_t since) const {
+  if (!impl_->engine) return {};
+  return impl_->engine->events().since(since);
+}
+
+JitReport Model::jit_report() const {
+  if (!impl_->engine) return {};
+  return impl_->engine->report();
+}
+
+void Model::wait_for_compiles() const {
+  if (impl_->engine) impl_->engine->wait_idle();
 }
 
 Runtime::Runtime(Options options) : options_(options) {}

@@ -6,6 +6,8 @@
 
 #include "canary/canary.h"
 #include "graph/graph.h"
+#include "jit/engine.h"
+#include "jit/session_hooks.h"
 #include "vm/interpreter.h"
 #include "vm/program.h"
 
@@ -18,14 +20,19 @@ struct Model::Impl {
   std::shared_ptr<const vm::Program> reference_program;  // every f32 promoted to f64
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
+  // The JIT's shared state (variants, policy, compile queue, events); null
+  // when Options::jit.enabled is false. Internally synchronised.
+  std::shared_ptr<jit::Engine> engine;
 };
 
 struct Session::Impl {
   std::shared_ptr<const Model::Impl> model;
   vm::Interpreter interpreter;
+  std::unique_ptr<jit::SessionHooks> hooks;  // null: interpreter only
   Stats stats;
 
-  Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program);
+  // use_jit: attach the model's engine (never for the fp64 reference session).
+  Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program, bool use_jit);
 };
 
 // Builds a Model from a shape-inferred graph: compiles it and records its signature.

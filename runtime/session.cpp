@@ -58,8 +58,13 @@ vm::RunLimits limits_of(const Options& o) {
 
 }  // namespace
 
-Session::Impl::Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program)
+Session::Impl::Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program, bool use_jit)
     : model(std::move(m)), interpreter(std::move(program), limits_of(model->options)) {
+  if (use_jit && model->engine && model->engine->active()) {
+    const Options& o = model->options;
+    hooks = std::make_unique<jit::SessionHooks>(model->engine, o.max_loop_iterations, o.intra_op_threads);
+    interpreter.set_hooks(hooks.get());
+  }
   for (const TensorSpec& spec : model->inputs) stats.input_shapes.push_back({spec.name, {}, 0});
 }
 
@@ -84,6 +89,7 @@ NamedTensors Session::run(const NamedTensors& inputs) {
       }
       ordered.push_back(it->second);
     }
+    if (impl_->hooks) impl_->hooks->begin_call(impl_->stats.calls + impl_->stats.failed_calls + 1);
     std::vector<Tensor> results = impl_->interpreter.run(ordered);
     NamedTensors out;
     const auto& out_specs = impl_->model->outputs;
@@ -100,6 +106,10 @@ NamedTensors Session::run(const NamedTensors& inputs) {
 
 const Stats& Session::stats() const {
   impl_->stats.distinct_shapes = impl_->interpreter.profile().distinct_shape_count();
+  if (impl_->hooks) {
+    impl_->stats.jit = impl_->hooks->counters();
+    impl_->model->engine->fill_stats(impl_->stats.jit);
+  }
   return impl_->stats;
 }
 

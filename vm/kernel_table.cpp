@@ -4,6 +4,7 @@
 // kernel first and fall back to the reference kernel when it does not apply;
 // the fp64 reference mode binds the reference-only adapters.
 #include "vm/kernel_table.h"
+#include "vm/elementwise_info.h"
 
 #include <array>
 #include <string>
@@ -649,6 +650,39 @@ KernelBinding bind_cast_kernel(DType to) {
   auto p = std::make_unique<CastP>();
   p->to = to;
   return make(run_cast, std::move(p));
+}
+
+}  // namespace canary::vm
+
+// --- elementwise descriptions for the JIT ----------------------------------
+
+namespace canary::vm {
+
+std::optional<ElementwiseInfo> elementwise_info(const Instruction& in) {
+  if (in.op != Opcode::Kernel || in.params == nullptr) return std::nullopt;
+  using F = ElementwiseInfo::Family;
+  ElementwiseInfo info;
+  if (in.fn == run_unary) {
+    info.family = F::Unary;
+    info.unary = as<UnaryP>(*in.params).op;
+  } else if (in.fn == run_binary) {
+    info.family = F::Binary;
+    info.binary = as<BinaryP>(*in.params).op;
+  } else if (in.fn == run_math) {
+    info.family = F::Math;
+    info.math = as<MathP>(*in.params).op;
+  } else if (in.fn == run_leaky_relu || in.fn == run_hard_sigmoid) {
+    info.family = in.fn == run_leaky_relu ? F::LeakyRelu : F::HardSigmoid;
+    info.alpha = as<AlphaBetaP>(*in.params).alpha;
+    info.beta = as<AlphaBetaP>(*in.params).beta;
+  } else if (in.fn == run_clip) {
+    info.family = F::Clip;
+  } else if (in.fn == run_identity) {
+    info.family = F::Identity;
+  } else {
+    return std::nullopt;
+  }
+  return info;
 }
 
 }  // namespace canary::vm

@@ -18,6 +18,8 @@
 
 #include "canary/dtype.h"
 #include "canary/error.h"
+#include "canary/events.h"
+#include "canary/inspect.h"
 #include "canary/options.h"
 #include "canary/stats.h"
 #include "canary/tensor.h"
@@ -50,8 +52,18 @@ class Model {
   // A new session running in the model's precision.
   Session session() const;
   // A session that runs every f32 value in f64: the yardstick other tiers are
-  // measured against. Its float outputs are f64.
+  // measured against. Its float outputs are f64. It never uses the JIT.
   Session reference_session() const;
+  // The JIT's event log (all sessions of this model), from sequence `since` on.
+  std::vector<Event> events(std::uint64_t since = 0) const;
+  // What the JIT holds for this model now (anchors, variants, guards).
+  JitReport jit_report() const;
+  // Graphviz DOT of the graph; nodes fused by an installed variant are drawn
+  // in clusters, nodes whose values are guarded are marked.
+  std::string to_dot() const;
+  // Waits until the background compile queue has nothing queued or running
+  // for this model (tests and benchmarks use it to reach a steady state).
+  void wait_for_compiles() const;
 
   struct Impl;
   explicit Model(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}

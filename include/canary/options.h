@@ -3,8 +3,45 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace canary {
+
+// How hot code is compiled. Every JIT failure (unsupported op, code
+// generation error, out of executable memory, injected fault) falls back to
+// the interpreter and is reported as an event, never as an error.
+struct JitOptions {
+  // Compile hot traces at all. Off: the interpreter runs every call.
+  bool enabled = true;
+  // Anchor visits (calls for the graph entry, iterations for a loop header)
+  // before a trace is recorded.
+  std::uint64_t hot_threshold = 8;
+  // Compile on the calling thread (deterministic; tests). Otherwise a
+  // background queue compiles while the interpreter keeps serving calls.
+  bool synchronous = false;
+  // Exact: transcendentals within 4 ulp of libm. Fast: the looser documented
+  // bounds of jit/x86/vector_math.h.
+  bool fast_math = false;
+  // Value canaries: compiled kernels report NaN/Inf appearing in their
+  // outputs as events (the values still flow, as in the interpreter).
+  bool value_canaries = false;
+  // Per anchor: most variants installed at once, and most compiles ever
+  // attempted before the anchor waits out a penalty (which grows with each
+  // failure and decays with time, so a long-running service recovers).
+  int max_variants_per_anchor = 4;
+  int max_compiles_per_anchor = 8;
+  // Vector tier: "auto" (CPU detection), "avx512", "avx2" or "scalar".
+  std::string isa = "auto";
+  // Bytes of executable memory for compiled code, all sessions together.
+  std::size_t code_cache_bytes = std::size_t{32} << 20;
+  // Learned shape profile: loaded when the model loads (if the file exists)
+  // and saved when the model is destroyed, so a restarted service starts warm.
+  std::string profile_path;
+  // Fault injection for tests: "compile" makes every compile fail,
+  // "compile:N" the first N. The environment variable CANARY_JIT_FAULT has
+  // the same effect when this is empty.
+  std::string fault_injection;
+};
 
 struct Options {
   // Largest single tensor a call may allocate; a larger request is an
@@ -22,6 +59,7 @@ struct Options {
   // core count). Set on the calling thread for the call only. Small ops are
   // usually fastest on one thread.
   int intra_op_threads = 1;
+  JitOptions jit;
 };
 
 }  // namespace canary

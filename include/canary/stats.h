@@ -20,12 +20,29 @@ struct InputShapes {
   std::uint64_t other = 0;         // calls whose shape fell outside the tracked set
 };
 
+// What the JIT did for this session's calls (entries, exits) and for the
+// model as a whole (compiles, code), as of the last call.
+struct JitStats {
+  std::uint64_t compiled_entries = 0;    // anchor visits that ran compiled code
+  std::uint64_t guard_failures = 0;      // entries refused by a canary (region interpreted)
+  std::uint64_t deopts = 0;              // side exits from inside compiled code
+  std::uint64_t value_canaries = 0;      // NaN/Inf or range canaries that fired
+  std::uint64_t traces_recorded = 0;     // model-wide from here on
+  std::uint64_t compiles = 0;
+  std::uint64_t compile_failures = 0;
+  std::uint64_t retraces = 0;
+  std::uint64_t variants_installed = 0;  // currently installed, all anchors
+  std::uint64_t code_bytes = 0;          // machine code of installed variants
+  double compile_ms = 0.0;               // total compile time
+};
+
 struct Stats {
   std::uint64_t calls = 0;                   // successful run() calls
   std::uint64_t failed_calls = 0;            // run() calls that threw canary::Error
   std::uint64_t instructions_executed = 0;   // bytecode instructions, all calls
   std::uint64_t distinct_shapes = 0;         // distinct output shapes seen, summed over instructions
   std::vector<InputShapes> input_shapes;     // per model input
+  JitStats jit;
 };
 
 }  // namespace canary

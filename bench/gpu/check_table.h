@@ -1,0 +1,30 @@
+// The GPU check's table rows and the checks that produce them
+// (correctness_checks.cpp, throughput_checks.cpp); gpu_check.cpp runs them
+// in order and prints one table.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "jit/cuda/driver.h"
+
+namespace canary::gpu_check {
+
+struct Row {
+  std::string check;
+  std::string result;
+  bool ok = true;
+};
+
+// GPU vs reference over the differential catalog (one row per math mode).
+void check_differential(std::vector<Row>& rows);
+// CANARY_CUDA_FAULT=load|launch|oom each fail cleanly, then the call succeeds without it.
+void check_fault_fallback(std::vector<Row>& rows);
+// 300 calls of one symbolic spec with random shapes: time per call, modules compiled, all results match.
+void check_dynamic_shapes(std::vector<Row>& rows);
+// The fused 10-op chains over 2^24..2^26 floats against cuMemcpyDtoD bandwidth.
+void check_bandwidth(const jit::cuda::CudaDriver& driver, std::vector<Row>& rows);
+// Launch + synchronize of a one-element kernel, and a small run_fused_on_gpu round trip.
+void check_launch_overhead(const jit::cuda::CudaDriver& driver, std::vector<Row>& rows);
+
+}  // namespace canary::gpu_check

@@ -1,0 +1,119 @@
+// JSON forms of the inspect and explain reports (nlohmann::json stays in this file and chrome_trace.cpp).
+#include "cli/json_reports.h"
+
+#include <nlohmann/json.hpp>
+
+#include "cli/event_words.h"
+#include "cli/explain_text.h"
+
+namespace canary::cli {
+
+using nlohmann::json;
+
+namespace {
+
+json variant_json(const VariantReport& v) {
+  json groups = json::array(), guards = json::array();
+  for (const FusionGroupReport& g : v.groups)
+    groups.push_back({{"nodes", g.nodes}, {"expression", g.expression}, {"inputs", g.inputs}, {"outputs", g.outputs}});
+  for (const GuardReport& g : v.guards) guards.push_back({{"condition", g.condition}, {"failures", g.failures}});
+  return {{"trace", v.trace},     {"tier", v.tier},         {"math", v.math},       {"isa", v.isa},
+          {"loop", v.loop},       {"start_pc", v.start_pc}, {"end_pc", v.end_pc},   {"groups", groups},
+          {"kernels", v.kernels}, {"guards", guards},       {"entries", v.entries}, {"deopts", v.deopts},
+          {"compile_ms", v.compile_ms}, {"code_bytes", v.code_bytes}, {"listing", v.listing}};
+}
+
+json jit_json(const JitReport& r) {
+  json anchors = json::array();
+  for (const AnchorReport& a : r.anchors) {
+    json variants = json::array();
+    for (const VariantReport& v : a.variants) variants.push_back(variant_json(v));
+    anchors.push_back({{"name", a.name}, {"kind", a.kind}, {"pc", a.pc}, {"compiles", a.compiles},
+                       {"state", a.state}, {"variants", variants}});
+  }
+  return {{"enabled", r.enabled}, {"isa", r.isa}, {"anchors", anchors}};
+}
+
+json tier_json(const TierTime& t) {
+  return {{"calls", t.calls}, {"total_us", t.total_us}, {"mean_us", t.mean_us()}};
+}
+
+json tiers_json(const std::vector<CallRecord>& calls) {
+  const TierTimes t = tier_times(calls);
+  return {{"interpreter", tier_json(t.interpreter)}, {"compiled", tier_json(t.compiled)}};
+}
+
+json calls_json(const std::vector<CallRecord>& calls) {
+  json out = json::array();
+  for (const CallRecord& c : calls)
+    out.push_back({{"call", c.call}, {"origin", c.origin}, {"start_us", c.start_us}, {"duration_us", c.duration_us},
+                   {"tier", c.compiled ? "compiled" : "interpreter"}, {"guard_failures", c.guard_failures},
+                   {"deopts", c.deopts}});
+  return out;
+}
+
+json stats_json(const Stats& s) {
+  json inputs = json::array();
+  for (const InputShapes& in : s.input_shapes) {
+    json shapes = json::array();
+    for (const ShapeCount& sc : in.shapes) shapes.push_back({{"shape", sc.shape}, {"count", sc.count}});
+    inputs.push_back({{"input", in.input}, {"shapes", shapes}, {"other", in.other}});
+  }
+  const JitStats& j = s.jit;
+  json jit = {{"compiled_entries", j.compiled_entries}, {"guard_failures", j.guard_failures},
+              {"deopts", j.deopts}, {"value_canaries", j.value_canaries}, {"traces_recorded", j.traces_recorded},
+              {"compiles", j.compiles}, {"compile_failures", j.compile_failures}, {"retraces", j.retraces},
+              {"variants_installed", j.variants_installed}, {"code_bytes", j.code_bytes},
+              {"compile_ms", j.compile_ms}};
+  return {{"calls", s.calls},
+          {"failed_calls", s.failed_calls},
+          {"instructions_executed", s.instructions_executed},
+          {"distinct_shapes", s.distinct_shapes},
+          {"input_shapes", inputs},
+          {"jit", jit}};
+}
+
+json event_json(const Event& e) {
+  return {{"sequence", e.sequence}, {"kind", std::string(event_kind_name(e.kind))},
+          {"time_us", e.time_us},   {"thread", e.thread == 1 ? "compile" : "session"},
+          {"call", e.call},         {"anchor", e.anchor},
+          {"trace", e.trace},       {"pc", e.pc},
+          {"guard", e.guard},       {"observed", e.observed},
+          {"decision", e.decision}, {"duration_ms", e.duration_ms},
+          {"code_bytes", e.code_bytes}, {"message", e.message},
+          {"text", describe_event(e)}};
+}
+
+}  // namespace
+
+std::string inspect_json(const std::string& model_path, const JitReport& report, const RunResult& run) {
+  const json doc = {{"format", "canary-inspect"}, {"version", 1},          {"model", model_path},
+                    {"jit", jit_json(report)},    {"tiers", tiers_json(run.calls)},
+                    {"stats", stats_json(run.stats)}, {"calls", calls_json(run.calls)}};
+  return doc.dump(2) + "\n";
+}
+
+std::string explain_json(const std::string& model_path, const std::vector<Event>& events, const RunResult& run) {
+  json list = json::array(), recompiles = json::array(), counts = json::object();
+  for (const Event& e : events) {
+    list.push_back(event_json(e));
+    const std::string kind(event_kind_name(e.kind));
+    counts[kind] = counts.value(kind, 0) + 1;
+  }
+  for (const Recompile& r : find_recompiles(events))
+    recompiles.push_back({{"call", r.call}, {"anchor", r.anchor}, {"cause", r.cause}, {"decision", r.decision},
+                          {"outcome", r.outcome}, {"trace", r.trace}, {"compile_ms", r.compile_ms},
+                          {"text", r.text()}});
+  const json doc = {{"format", "canary-explain"},
+                    {"version", 1},
+                    {"model", model_path},
+                    {"events", list},
+                    {"recompiles", recompiles},
+                    {"counts", counts},
+                    {"cost_model", {{"available", false}, {"note", kCostModelNote}}},
+                    {"tiers", tiers_json(run.calls)},
+                    {"calls", calls_json(run.calls)}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace canary::cli

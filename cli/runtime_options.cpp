@@ -1,0 +1,34 @@
+// The --profile presets and the flags that adjust canary::Options.
+#include "cli/runtime_options.h"
+
+#include <string>
+
+#include "canary/error.h"
+
+namespace canary::cli {
+
+Options profile_options(std::string_view profile) {
+  Options o;
+  if (profile == "speed") {
+    o.jit.fast_math = true;
+  } else if (profile == "robust") {
+    o.jit.value_canaries = true;
+    o.reject_non_finite_inputs = false;
+  } else if (profile != "balanced") {
+    throw Error(ErrorKind::Input,
+                "unknown profile '" + std::string(profile) + "' (expected speed, balanced or robust)");
+  }
+  return o;
+}
+
+Options runtime_options(const CliOptions& cli) {
+  Options o = profile_options(cli.profile);
+  if (cli.threads < 0) throw Error(ErrorKind::Input, "--threads must be 0 (library default) or more");
+  o.intra_op_threads = cli.threads;
+  o.jit.enabled = !cli.no_jit;
+  o.jit.synchronous = cli.sync_compile;
+  if (cli.hot_threshold) o.jit.hot_threshold = *cli.hot_threshold;
+  return o;
+}
+
+}  // namespace canary::cli

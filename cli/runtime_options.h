@@ -1,0 +1,21 @@
+// canary::Options from the command line: --profile, --no-jit, --threads, --sync-compile, --hot.
+#pragma once
+
+#include <string_view>
+
+#include "canary/options.h"
+#include "cli/cli_options.h"
+
+namespace canary::cli {
+
+// speed:    JitOptions::fast_math (transcendentals within the looser documented bounds).
+// balanced: the library defaults.
+// robust:   JitOptions::value_canaries (NaN/Inf appearing in compiled kernels is reported
+//           as events) and nothing rejected: NaN/Inf inputs flow through as in the interpreter.
+// Error(Input) for any other name.
+Options profile_options(std::string_view profile);
+
+// The profile's options with the other command-line settings applied.
+Options runtime_options(const CliOptions& cli);
+
+}  // namespace canary::cli

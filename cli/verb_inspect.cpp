@@ -1,0 +1,19 @@
+// canary inspect: after the calls, what the JIT holds (text or --json).
+#include <iostream>
+
+#include "cli/inspect_text.h"
+#include "cli/json_reports.h"
+#include "cli/verbs.h"
+
+namespace canary::cli {
+
+int inspect_command(const CliOptions& cli) {
+  const LoadedModel loaded = load_model(cli);
+  const RunResult run = replay_for_command(cli, loaded, false);
+  const JitReport report = loaded.model.jit_report();
+  if (cli.json) std::cout << inspect_json(cli.model, report, run);
+  else print_inspect(std::cout, report, run, cli.listing);
+  return 0;
+}
+
+}  // namespace canary::cli

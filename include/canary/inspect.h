@@ -1,0 +1,55 @@
+// JitReport: a snapshot of what the JIT holds for a model — anchors, the
+// variants installed at each, their fusion groups, guards (with how often
+// each failed), compile times and code sizes. What `canary inspect` prints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace canary {
+
+struct GuardReport {
+  std::string condition;      // "x.dim0 == 8", "16 <= x.dim0 <= 4096", "branch at pc 12 ..."
+  std::uint64_t failures = 0; // entry refusals (entry guards) or side exits (mid-trace checks)
+};
+
+struct FusionGroupReport {
+  std::vector<std::string> nodes;  // graph node names, in order
+  std::string expression;          // the fused expression, e.g. "in0 in1 add tanh -> out0"
+  std::size_t inputs = 0, outputs = 0;
+};
+
+struct VariantReport {
+  std::uint32_t trace = 0;
+  std::string tier;                // "exact fused", "symbolic fused", "unfused"
+  std::string math;                // "exact" or "fast"
+  std::string isa;                 // "avx512", "avx2", "scalar"
+  bool loop = false;               // iterates a loop body
+  std::uint32_t start_pc = 0, end_pc = 0;
+  std::vector<FusionGroupReport> groups;
+  std::vector<std::string> kernels;  // nodes run as direct kernel calls
+  std::vector<GuardReport> guards;   // entry guards, then mid-trace checks
+  std::uint64_t entries = 0;         // times it ran
+  std::uint64_t deopts = 0;          // side exits taken mid-trace
+  double compile_ms = 0.0;
+  std::uint64_t code_bytes = 0;
+  std::string listing;               // the full plan, readable
+};
+
+struct AnchorReport {
+  std::string name;                  // "entry" or the loop node's name
+  std::string kind;                  // "entry" or "loop"
+  std::uint32_t pc = 0;
+  std::uint64_t compiles = 0;        // compile attempts so far
+  std::string state;                 // "compiled", "interpreted", "penalised for N ms", ...
+  std::vector<VariantReport> variants;
+};
+
+struct JitReport {
+  bool enabled = false;              // JIT on and the CPU supported (AVX2+FMA)
+  std::string isa;
+  std::vector<AnchorReport> anchors;
+};
+
+}  // namespace canary

@@ -1,0 +1,267 @@
+// The trace driver: checks the emitted entry guards, then runs the plan's
+// steps on the frame — fused kernels, direct kernel calls, moves, branch
+// checks — leaving through a side exit wherever a check fails or a kernel
+// throws, with every register the interpreter needs already in place.
+#include "jit/compiled_trace.h"
+
+#include <algorithm>
+#include <new>
+
+#include "canary/error.h"
+#include "jit/plan_fusion.h"
+
+namespace canary::jit {
+
+namespace {
+
+constexpr std::size_t kInlineHeaders = 64;
+constexpr std::int64_t kParallelMinElements = std::int64_t{1} << 18;
+
+TensorHeader header_of(const Tensor& t) {
+  TensorHeader h;
+  if (!t.defined()) return h;
+  h.data = t.raw();
+  h.dims = t.shape().data();
+  h.rank = t.rank();
+  h.dtype = static_cast<std::int64_t>(t.dtype());
+  return h;
+}
+
+// Reads a one-element condition of any dtype; nullopt when it is not one.
+std::optional<bool> read_condition(const Tensor& t) {
+  if (!t.defined() || t.numel() != 1) return std::nullopt;
+  switch (t.dtype()) {
+    case DType::Bool: return t.data<bool>()[0];
+    case DType::I64: return t.data<std::int64_t>()[0] != 0;
+    case DType::I32: return t.data<std::int32_t>()[0] != 0;
+    case DType::F32: return t.data<float>()[0] != 0.0f;
+    case DType::F64: return t.data<double>()[0] != 0.0;
+  }
+  return std::nullopt;
+}
+
+// Calls the kernel over all rows, split across threads when large.
+std::uint32_t call_fused(FusedFn fn, FusedArgs args, std::int64_t rows, std::int64_t numel, int threads) {
+  if (threads <= 1 || numel < kParallelMinElements || rows < 2) {
+    args.row_begin = 0;
+    args.row_end = rows;
+    return fn(&args);
+  }
+  std::uint32_t flag = 0;
+#pragma omp parallel for num_threads(threads) reduction(| : flag) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    FusedArgs a = args;
+    a.row_begin = rows * t / threads;
+    a.row_end = rows * (t + 1) / threads;
+    if (a.row_begin < a.row_end) flag |= fn(&a);
+  }
+  return flag;
+}
+
+}  // namespace
+
+CompiledTrace::CompiledTrace(std::uint32_t id, std::shared_ptr<const vm::Program> program, Plan plan, Code code,
+                             double compile_ms)
+    : id_(id), program_(std::move(program)), plan_(std::move(plan)), code_(std::move(code)), compile_ms_(compile_ms),
+      exit_counts_(new std::atomic<std::uint64_t>[plan_.exits.size() + 1]) {
+  for (std::size_t i = 0; i <= plan_.exits.size(); ++i) exit_counts_[i].store(0);
+}
+
+TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch) const {
+  TraceRun run;
+  if (!check_guards(frame, run)) return run;
+  entries_.fetch_add(1, std::memory_order_relaxed);
+  if (scratch.alias_outputs.size() != plan_.fused.size()) scratch.alias_outputs.assign(plan_.fused.size(), {});
+  for (;;) {
+    if (!run_steps(frame, ctx, scratch, run)) return run;
+    if (!plan_.loops || !next_iteration(frame, ctx, run)) break;
+  }
+  if (run.outcome != TraceOutcome::Exited) {
+    run.outcome = TraceOutcome::Completed;
+    if (run.resume_pc == vm::kNoPc) run.resume_pc = plan_.end_pc;
+  }
+  return run;
+}
+
+// Gathers the entry registers' headers and calls the emitted guard function.
+bool CompiledTrace::check_guards(const vm::FrameView& frame, TraceRun& run) const {
+  const std::size_t n = plan_.entry_regs.size();
+  TensorHeader inline_headers[kInlineHeaders];
+  std::vector<TensorHeader> heap_headers;
+  TensorHeader* headers = inline_headers;
+  if (n > kInlineHeaders) {
+    heap_headers.resize(n);
+    headers = heap_headers.data();
+  }
+  for (std::size_t i = 0; i < n; ++i) headers[i] = header_of(frame.registers[plan_.entry_regs[i].index]);
+  std::int64_t symbols[64];
+  std::vector<std::int64_t> heap_symbols;
+  std::int64_t* sym = symbols;
+  if (plan_.guards.num_symbols > 64) {
+    heap_symbols.resize(plan_.guards.num_symbols);
+    sym = heap_symbols.data();
+  }
+  const std::uint32_t failed = code_.guards(headers, sym);
+  if (failed == 0) return true;
+  run.outcome = TraceOutcome::GuardFailed;
+  run.exit = failed - 1;
+  run.resume_pc = plan_.start_pc;
+  return false;
+}
+
+bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
+                              TraceRun& run) const {
+  for (const Step& step : plan_.steps) {
+    try {
+      switch (step.kind) {
+        case StepKind::Fused:
+          if (!run_fused(step, frame, ctx, scratch, run)) return false;
+          break;
+        case StepKind::Kernel: run_kernel(step, frame); break;
+        case StepKind::Move: run_move(step, frame); break;
+        case StepKind::LoopNext: ++frame.loops[plan_.loop_slot].iteration; break;
+        case StepKind::Branch: {
+          const vm::RegId cond = program_->inputs_of(program_->at(step.pc))[0];
+          const std::optional<bool> value = read_condition(frame.registers[cond.index]);
+          if (!value || *value != step.expect_true) {
+            run.outcome = TraceOutcome::Exited;
+            run.exit = step.exit;
+            run.resume_pc = step.pc;
+            return false;
+          }
+          break;
+        }
+      }
+    } catch (const std::exception&) {
+      // Kernel errors (bad shapes, allocation limits) are re-raised by the
+      // interpreter at the same instruction, with its node in the message.
+      run.outcome = TraceOutcome::Exited;
+      run.exit = static_cast<std::uint32_t>(plan_.exits.size());  // "kernel error" pseudo-exit
+      run.resume_pc = step.pc;
+      return false;
+    }
+  }
+  return true;
+}
+
+// Collapses the inputs' run-time shapes, checks the layout still matches the
+// compiled kernel, sizes the outputs and calls the kernel.
+bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx,
+                              TraceScratch& scratch, TraceRun& run) const {
+  const FusedStep& fs = plan_.fused[step.fused];
+  const FusedFn fn = code_.fused[step.fused];
+  const std::size_t n = fs.inputs.size();
+  const float* inputs[kMaxFusedInputs];
+  std::span<const std::int64_t> shapes[kMaxFusedInputs];
+  // The output shape: the inputs broadcast together (plus the rank of folded constants).
+  std::int64_t out[kMaxTensorRank];
+  std::size_t rank = fs.constant_rank;
+  std::fill(out, out + rank, 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Tensor& t = frame.registers[fs.inputs[i].index];
+    inputs[i] = static_cast<const float*>(t.raw());
+    shapes[i] = t.shape();
+    const std::size_t r = shapes[i].size();
+    if (r > rank) {
+      std::copy_backward(out, out + rank, out + r);
+      std::fill(out, out + (r - rank), 1);
+      rank = r;
+    }
+    for (std::size_t d = 0; d < r; ++d) {
+      std::int64_t& o = out[rank - r + d];
+      if (o == 1) o = shapes[i][d];
+    }
+  }
+  const std::span<const std::int64_t> out_shape(out, rank);
+  CollapsedLayout layout;
+  bool ok = collapse_layout(out_shape, {shapes, n}, layout) && layout.inner_broadcast == fs.inner_mask;
+  if (ok && fs.spec.exact_dims)
+    for (int d = 0; d < 3; ++d) ok = ok && (*fs.spec.exact_dims)[d] == layout.dims[d];
+  if (!ok) {
+    run.outcome = TraceOutcome::Exited;
+    run.exit = step.exit;
+    run.resume_pc = step.pc;
+    return false;
+  }
+  std::vector<Tensor>& alias = scratch.alias_outputs[step.fused];
+  if (alias.size() != fs.outputs.size()) alias.resize(fs.outputs.size());
+  float* outputs[kMaxFusedInputs];
+  for (std::size_t o = 0; o < fs.outputs.size(); ++o) {
+    Tensor& t = fs.output_aliases_input[o] ? alias[o] : frame.registers[fs.outputs[o].index];
+    t.reset(DType::F32, out_shape);
+    outputs[o] = static_cast<float*>(t.raw());
+  }
+  const std::int64_t rows = layout.dims[0] * layout.dims[1];
+  const std::int64_t numel = rows * layout.dims[2];
+  if (numel > 0) {
+    FusedArgs args;
+    args.inputs = inputs;
+    args.outputs = outputs;
+    args.strides = layout.strides;
+    for (int d = 0; d < 3; ++d) args.dims[d] = layout.dims[d];
+    if (call_fused(fn, args, rows, numel, ctx.threads) != 0) run.value_canary = true;
+  }
+  for (std::size_t o = 0; o < fs.outputs.size(); ++o)
+    if (fs.output_aliases_input[o]) std::swap(alias[o], frame.registers[fs.outputs[o].index]);
+  return true;
+}
+
+// A direct call of the instruction's kernel adapter (the interpreter's own).
+void CompiledTrace::run_kernel(const Step& step, const vm::FrameView& frame) const {
+  const vm::Instruction& in = program_->at(step.pc);
+  const vm::RegId* operands = program_->operands().data() + in.operands;
+  const vm::KernelCall call{frame.registers.data(), operands, operands + in.num_inputs, in.num_inputs,
+                            in.num_outputs};
+  in.fn(*in.params, call);
+}
+
+// Register moves with the interpreter's semantics (steal, share or copy through scratch).
+void CompiledTrace::run_move(const Step& step, const vm::FrameView& frame) const {
+  const vm::Instruction& in = program_->at(step.pc);
+  const auto& mp = static_cast<const vm::MoveParams&>(*in.params);
+  Tensor* regs = frame.registers.data();
+  const vm::RegId* srcs = program_->operands().data() + in.operands;
+  const vm::RegId* dsts = srcs + in.num_inputs;
+  if (!mp.parallel) {
+    for (std::uint32_t i = 0; i < in.num_inputs; ++i) {
+      if (mp.steal[i]) std::swap(regs[dsts[i].index], regs[srcs[i].index]);
+      else regs[dsts[i].index] = regs[srcs[i].index];
+    }
+    return;
+  }
+  std::vector<Tensor> scratch(in.num_inputs);
+  for (std::uint32_t i = 0; i < in.num_inputs; ++i) scratch[i] = regs[srcs[i].index];
+  for (std::uint32_t i = 0; i < in.num_inputs; ++i) regs[dsts[i].index] = std::move(scratch[i]);
+}
+
+// The loop header's work: ends the loop at its trip count or false
+// condition, leaves limit and condition errors to the interpreter, writes the
+// iteration number and re-checks the entry guards for the next iteration.
+bool CompiledTrace::next_iteration(const vm::FrameView& frame, const RunContext& ctx, TraceRun& run) const {
+  vm::LoopState& s = frame.loops[plan_.loop_slot];
+  if (s.iteration >= s.trip_count) return false;
+  if (plan_.loop_condition.valid()) {
+    const std::optional<bool> cond = read_condition(frame.registers[plan_.loop_condition.index]);
+    if (cond && !*cond) return false;
+    if (!cond) {
+      run.resume_pc = plan_.anchor_pc;  // the interpreter's header reports the bad condition
+      return false;
+    }
+  }
+  if (s.iteration >= ctx.max_loop_iterations) {
+    run.resume_pc = plan_.anchor_pc;  // the interpreter's header raises the limit error
+    return false;
+  }
+  if (plan_.loop_iteration.valid()) {
+    Tensor& t = frame.registers[plan_.loop_iteration.index];
+    t.reset(DType::I64, {});
+    t.data<std::int64_t>()[0] = s.iteration;
+  }
+  if (!check_guards(frame, run)) {
+    run.outcome = TraceOutcome::Exited;  // earlier iterations ran: this is a deopt
+    return false;
+  }
+  return true;
+}
+
+}  // namespace canary::jit

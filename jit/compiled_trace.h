@@ -1,0 +1,90 @@
+// CompiledTrace: an installed variant — the plan, its emitted guard function
+// and fused kernels — and the driver that runs it on an interpreter's frame.
+// Immutable once built and shared by every session of the model; per-session
+// state lives in TraceScratch.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "jit/plan.h"
+#include "vm/jit_hooks.h"
+
+namespace canary::jit {
+
+// Per-session buffers of one compiled trace (scratch outputs for fused groups
+// that write over their own inputs).
+struct TraceScratch {
+  std::vector<std::vector<Tensor>> alias_outputs;  // [fused step][output]
+};
+
+struct RunContext {
+  std::int64_t max_loop_iterations = 0;
+  int threads = 1;  // for large fused groups; 1: the calling thread only
+};
+
+enum class TraceOutcome : std::uint8_t {
+  GuardFailed,  // an entry guard failed before anything ran: interpret the region
+  Completed,    // ran to the region's end
+  Exited,       // left through a side exit mid-trace (deopt)
+};
+
+struct TraceRun {
+  TraceOutcome outcome = TraceOutcome::GuardFailed;
+  vm::Pc resume_pc = vm::kNoPc;
+  std::uint32_t exit = 0;           // GuardFailed/Exited: index into plan().exits
+  bool value_canary = false;        // a fused kernel saw a non-finite output
+};
+
+class CompiledTrace {
+ public:
+  struct Code {
+    GuardFn guards = nullptr;
+    std::vector<FusedFn> fused;              // per Plan::fused
+    std::vector<std::shared_ptr<const void>> keep_alive;
+    std::size_t code_bytes = 0;
+  };
+
+  CompiledTrace(std::uint32_t id, std::shared_ptr<const vm::Program> program, Plan plan, Code code,
+                double compile_ms);
+
+  // Runs the variant on the frame: entry guards, then the steps (iterating
+  // for a loop trace). Kernel errors never escape: the driver exits at the
+  // failing step so the interpreter re-runs it and reports the error itself.
+  TraceRun run(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch) const;
+
+  std::uint32_t id() const { return id_; }
+  const Plan& plan() const { return plan_; }
+  std::size_t code_bytes() const { return code_.code_bytes; }
+  double compile_ms() const { return compile_ms_; }
+
+  // Counters, shared by all sessions.
+  std::uint64_t entries() const { return entries_.load(std::memory_order_relaxed); }
+  std::uint64_t exit_count(std::uint32_t exit) const { return exit_counts_[exit].load(std::memory_order_relaxed); }
+  void count_exit(std::uint32_t exit) const { exit_counts_[exit].fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  // Returns false (with the exit in run) when a guard fails.
+  bool check_guards(const vm::FrameView& frame, TraceRun& run) const;
+  // Runs the steps once; returns false after taking a side exit.
+  bool run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch, TraceRun& run) const;
+  bool run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
+                 TraceRun& run) const;
+  void run_kernel(const Step& step, const vm::FrameView& frame) const;
+  void run_move(const Step& step, const vm::FrameView& frame) const;
+  // Loop traces: the header's work between iterations; false when the loop ends
+  // or the interpreter must take over (run says where).
+  bool next_iteration(const vm::FrameView& frame, const RunContext& ctx, TraceRun& run) const;
+
+  std::uint32_t id_;
+  std::shared_ptr<const vm::Program> program_;
+  Plan plan_;
+  Code code_;
+  double compile_ms_;
+  mutable std::atomic<std::uint64_t> entries_{0};
+  std::unique_ptr<std::atomic<std::uint64_t>[]> exit_counts_;
+};
+
+}  // namespace canary::jit

@@ -1,0 +1,42 @@
+// run_fused_on_gpu: the CUDA backend's entry point for one fused
+// elementwise call on host data. Inputs are staged through pinned memory
+// into arena blocks, the kernel is launched, outputs come back; every
+// failure (no driver, a module that does not load, a failed launch,
+// out-of-memory, an asynchronous device error) returns its reason and
+// leaves the outputs untouched, so the caller finishes the call on the CPU.
+// Never throws.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "jit/cuda/device_arena.h"
+#include "jit/fused_kernel.h"
+
+namespace canary::jit::cuda {
+
+struct GpuRunResult {
+  bool ok = false;
+  std::string error;       // why the GPU did not run it (ok == false)
+  std::uint32_t flag = 0;  // value canary: 1 when check_non_finite saw NaN/Inf
+};
+
+// Runs spec over rows [args.row_begin, args.row_end) of args.dims with host
+// input and output pointers, as evaluate_fused_reference does on the CPU.
+GpuRunResult run_fused_on_gpu(const FusedElementwiseSpec& spec, const FusedArgs& args);
+
+// Counters of the process-wide runner behind run_fused_on_gpu.
+struct GpuFusedStats {
+  int modules_compiled = 0;   // PTX modules emitted and loaded (one per spec key)
+  int module_cache_hits = 0;
+  double compile_ms = 0.0;    // emission + driver JIT time, all modules
+  std::uint64_t runs = 0;     // calls that ran on the GPU
+  std::uint64_t failures = 0; // calls that returned an error
+  std::uint64_t bytes_to_device = 0;
+  std::uint64_t bytes_to_host = 0;
+  ArenaStats arena;
+};
+// A snapshot of the counters (all zero when the driver is absent).
+GpuFusedStats gpu_fused_stats();
+
+}  // namespace canary::jit::cuda

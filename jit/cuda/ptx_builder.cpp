@@ -1,0 +1,60 @@
+// PtxBuilder: register naming, float literals, labels and the body text.
+#include "jit/cuda/ptx_builder.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace canary::jit::cuda {
+
+std::string ptx_reg(PtxF r) { return "%f" + std::to_string(r.id); }
+std::string ptx_reg(PtxI r) { return "%r" + std::to_string(r.id); }
+std::string ptx_reg(PtxL r) { return "%rd" + std::to_string(r.id); }
+std::string ptx_reg(PtxP r) { return "%p" + std::to_string(r.id); }
+
+std::string ptx_f32_literal(float value) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  char text[16];
+  std::snprintf(text, sizeof text, "0f%08X", static_cast<unsigned>(bits));
+  return text;
+}
+
+std::string PtxBuilder::new_label(const char* stem) {
+  return std::string("$L_") + stem + "_" + std::to_string(next_label_++);
+}
+
+void PtxBuilder::emit(const std::string& text) {
+  body_ += "\t";
+  body_ += text;
+  body_ += ";\n";
+}
+
+void PtxBuilder::place_label(const std::string& label) {
+  body_ += label;
+  body_ += ":\n";
+}
+
+void PtxBuilder::comment(const std::string& text) {
+  body_ += "\t// ";
+  body_ += text;
+  body_ += "\n";
+}
+
+std::string PtxBuilder::declarations() const {
+  std::string s;
+  // PTX rejects a zero-sized register vector, so every kind gets at least one.
+  auto declare = [&](const char* type, const char* stem, int count) {
+    s += "\t.reg ";
+    s += type;
+    s += " %";
+    s += stem;
+    s += "<" + std::to_string(count > 0 ? count : 1) + ">;\n";
+  };
+  declare(".f32", "f", next_f_);
+  declare(".b32", "r", next_i_);
+  declare(".b64", "rd", next_l_);
+  declare(".pred", "p", next_p_);
+  return s;
+}
+
+}  // namespace canary::jit::cuda

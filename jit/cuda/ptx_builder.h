@@ -1,0 +1,65 @@
+// PtxBuilder: typed virtual registers, labels and the instruction text of one
+// PTX kernel body. Registers are declared in bulk at the end (".reg .f32
+// %f<N>;"); ptxas does the real allocation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace canary::jit::cuda {
+
+// A .f32 register %f<id>.
+struct PtxF {
+  int id = -1;
+};
+// A 32-bit integer register %r<id> (.b32; signedness is per instruction).
+struct PtxI {
+  int id = -1;
+};
+// A 64-bit integer register %rd<id>.
+struct PtxL {
+  int id = -1;
+};
+// A predicate register %p<id>.
+struct PtxP {
+  int id = -1;
+};
+
+// Operand text of each register kind.
+std::string ptx_reg(PtxF r);
+std::string ptx_reg(PtxI r);
+std::string ptx_reg(PtxL r);
+std::string ptx_reg(PtxP r);
+// A float immediate that reads back bit-exactly ("0f3F800000").
+std::string ptx_f32_literal(float value);
+
+class PtxBuilder {
+ public:
+  PtxF new_f() { return PtxF{next_f_++}; }
+  PtxI new_i() { return PtxI{next_i_++}; }
+  PtxL new_l() { return PtxL{next_l_++}; }
+  PtxP new_p() { return PtxP{next_p_++}; }
+  // A fresh label name ("$L_loop_2").
+  std::string new_label(const char* stem);
+
+  // Appends one instruction; `text` has no indentation and no ';'.
+  void emit(const std::string& text);
+  // Appends "label:".
+  void place_label(const std::string& label);
+  // Appends a comment line.
+  void comment(const std::string& text);
+
+  // The ".reg" declarations for every register handed out so far.
+  std::string declarations() const;
+  const std::string& body() const { return body_; }
+
+ private:
+  int next_f_ = 0;
+  int next_i_ = 0;
+  int next_l_ = 0;
+  int next_p_ = 0;
+  int next_label_ = 0;
+  std::string body_;
+};
+
+}  // namespace canary::jit::cuda

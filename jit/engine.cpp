@@ -1,0 +1,484 @@
+// The engine: anchors' variants and learned shapes, the retrace policy, the
+// compile queue and the ladder exact fused -> symbolic fused -> unfused ->
+// interpreter, with a per-anchor compile budget and a penalty that doubles on
+// failure and halves on success (never a permanent blacklist).
+#include "jit/engine.h"
+#include "jit/engine_anchor.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "jit/plan.h"
+#include "jit/profile_store.h"
+#include "jit/trace_compiler.h"
+
+namespace canary::jit {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kMaxPenaltyMs = 60'000.0;
+constexpr std::uint64_t kRetraceAfterFailures = 2;
+constexpr std::uint64_t kRetraceAfterExits = 2;
+
+std::optional<x86::Isa> choose_isa(const JitOptions& o) {
+  if (!o.enabled) return std::nullopt;
+  const std::optional<x86::Isa> host = x86::detect_host_isa();
+  if (!host) return std::nullopt;
+  x86::Isa wanted = *host;
+  if (o.isa == "avx512") wanted = x86::Isa::Avx512;
+  else if (o.isa == "avx2") wanted = x86::Isa::Avx2;
+  else if (o.isa == "scalar") wanted = x86::Isa::Scalar;
+  return x86::host_supports(wanted) ? wanted : *host;
+}
+
+// "compile" -> every compile fails (-1), "compile:N" -> the first N.
+int parse_fault(const std::string& option) {
+  std::string spec = option;
+  if (spec.empty())
+    if (const char* env = std::getenv("CANARY_JIT_FAULT")) spec = env;
+  if (spec == "compile") return -1;
+  if (spec.rfind("compile:", 0) == 0) return std::max(0, std::atoi(spec.c_str() + 8));
+  return 0;
+}
+
+TensorHeader header_of(const Tensor& t) {
+  TensorHeader h;
+  if (!t.defined()) return h;
+  h.data = t.raw();
+  h.dims = t.shape().data();
+  h.rank = t.rank();
+  h.dtype = static_cast<std::int64_t>(t.dtype());
+  return h;
+}
+
+// True when every value recorded for `old` passes `candidate`'s guards
+// (shapes only: data pointers are taken as aligned).
+bool subsumes(const CompiledTrace& candidate, const CompiledTrace& old) {
+  const Plan& np = candidate.plan();
+  const Plan& op = old.plan();
+  if (np.entry.size() != op.entry.size() || np.start_pc != op.start_pc || np.end_pc != op.end_pc) return false;
+  static const std::int64_t aligned_storage[16] = {};
+  std::vector<TensorHeader> headers(op.entry.size());
+  for (std::size_t i = 0; i < op.entry.size(); ++i) {
+    const TraceValue& v = op.entry[i];
+    if (!v.defined) continue;
+    headers[i].data = aligned_storage;
+    headers[i].dims = v.shape.data();
+    headers[i].rank = static_cast<std::int64_t>(v.shape.size());
+    headers[i].dtype = static_cast<std::int64_t>(v.dtype);
+  }
+  std::vector<std::int64_t> symbols(np.guards.num_symbols + 1);
+  return evaluate_guards(np.guards, headers.data(), symbols.data()) == 0;
+}
+
+}  // namespace
+
+Engine::Engine(std::shared_ptr<const vm::Program> program, const JitOptions& options)
+    : program_(std::move(program)), options_(options), isa_(choose_isa(options)),
+      cache_(options.code_cache_bytes), injected_faults_left_(parse_fault(options.fault_injection)) {
+  for (const vm::Anchor& a : program_->anchors()) {
+    anchors_.push_back(std::make_unique<Anchor>());
+    anchors_.back()->name = a.name;
+  }
+  if (!options_.profile_path.empty()) load_learned_profile();
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  if (!options_.profile_path.empty()) save_learned_profile();
+}
+
+// Applies a saved profile: each anchor starts at the tier and with the
+// symbolic dims it had learned. A bad file is reported and ignored.
+void Engine::load_learned_profile() {
+  std::vector<AnchorProfile> profiles;
+  std::string error;
+  Event e;
+  e.kind = EventKind::Profile;
+  if (!load_profile(options_.profile_path, *program_, profiles, error)) {
+    e.message = error + "; starting without it";
+    events_.add(std::move(e));
+    return;
+  }
+  std::size_t applied = 0;
+  for (const AnchorProfile& p : profiles)
+    for (auto& a : anchors_)
+      if (a->name == p.anchor) {
+        a->tier = p.tier;
+        a->knowledge = p.knowledge;
+        ++applied;
+      }
+  if (applied == 0) return;
+  e.message = "profile '" + options_.profile_path + "' loaded: " + std::to_string(applied) + " anchors start warm";
+  events_.add(std::move(e));
+}
+
+// Saves what every anchor learned (on model destruction).
+void Engine::save_learned_profile() {
+  std::vector<AnchorProfile> profiles;
+  for (const auto& a : anchors_)
+    if (a->tier != Tier::ExactFused || !a->knowledge.symbolic.empty())
+      profiles.push_back({a->name, a->tier, a->knowledge});
+  std::string error;
+  if (!save_profile(options_.profile_path, *program_, profiles, error)) {
+    Event e;
+    e.kind = EventKind::Profile;
+    e.message = error;
+    events_.add(std::move(e));
+  }
+}
+
+std::uint64_t Engine::version(vm::AnchorId anchor) const {
+  return anchors_[anchor.index]->version.load(std::memory_order_acquire);
+}
+
+bool Engine::recording_wanted(vm::AnchorId anchor) const {
+  return anchors_[anchor.index]->wants_recording.load(std::memory_order_relaxed);
+}
+
+InstalledVariants Engine::variants(vm::AnchorId anchor) const {
+  std::lock_guard lock(mu_);
+  const Anchor& a = *anchors_[anchor.index];
+  return {a.list, a.version.load(std::memory_order_relaxed)};
+}
+
+Event Engine::event(EventKind kind, vm::AnchorId anchor, std::uint64_t call) const {
+  Event e;
+  e.kind = kind;
+  e.call = call;
+  e.anchor = anchors_[anchor.index]->name;
+  return e;
+}
+
+void Engine::on_hot(vm::AnchorId anchor, std::uint64_t call) {
+  if (!active()) return;
+  std::lock_guard lock(mu_);
+  Anchor& a = *anchors_[anchor.index];
+  a.wants_recording = true;
+  Event e = event(EventKind::Hot, anchor, call);
+  e.message = "anchor '" + a.name + "' is hot (" + std::to_string(options_.hot_threshold) + " visits): recording a trace";
+  events_.add(std::move(e));
+}
+
+bool Engine::can_compile(const Anchor& a, Clock::time_point now) const {
+  return !a.recording && !a.compiling && now >= a.penalty_until;
+}
+
+RecordingTicket Engine::claim_recording(vm::AnchorId anchor) {
+  if (!active()) return {};
+  std::lock_guard lock(mu_);
+  Anchor& a = *anchors_[anchor.index];
+  const Clock::time_point now = Clock::now();
+  if (!a.wants_recording || !can_compile(a, now)) return {};
+  if (a.compiles_in_window >= options_.max_compiles_per_anchor) {
+    // Budget spent: wait out a penalty, then allow one more attempt.
+    a.penalty_until = now + std::chrono::microseconds(static_cast<std::int64_t>(a.penalty_ms * 1000));
+    Event e = event(EventKind::Penalty, anchor, 0);
+    e.message = "anchor '" + a.name + "' used its " + std::to_string(options_.max_compiles_per_anchor) +
+                " compiles: interpreting for " + std::to_string(static_cast<int>(a.penalty_ms)) + " ms";
+    events_.add(std::move(e));
+    a.penalty_ms = std::min(kMaxPenaltyMs, a.penalty_ms * 2);
+    a.compiles_in_window = options_.max_compiles_per_anchor - 1;
+    return {};
+  }
+  a.recording = true;
+  a.wants_recording = false;
+  return {true, a.cut_at};
+}
+
+void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64_t call) {
+  std::unique_lock lock(mu_);
+  Anchor& a = *anchors_[anchor.index];
+  a.recording = false;
+  if (!trace) {
+    a.wants_recording = true;  // the run failed before the region ended: try another call
+    return;
+  }
+  trace->id = next_trace_id_++;
+  ++totals_.traces_recorded;
+  Event e = event(EventKind::TraceRecorded, anchor, call);
+  e.trace = trace->id;
+  e.pc = trace->end_pc;
+  e.message = "trace " + std::to_string(trace->id) + " recorded at '" + a.name + "': " +
+              std::to_string(trace->ops.size()) + " instructions, " + std::to_string(trace->entry.size()) +
+              " entry values, ends at pc " + std::to_string(trace->end_pc) + " (" +
+              std::string(trace_end_name(trace->end)) + ")";
+  events_.add(std::move(e));
+  if (trace->ops.empty()) {
+    // Nothing compiled code could run here (e.g. the region starts with a
+    // loop set-up): stay interpreted, look again much later.
+    a.penalty_until = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(kMaxPenaltyMs));
+    return;
+  }
+  a.compiling = true;
+  ++a.compiles_in_window;
+  ++a.compiles_total;
+  Task task{anchor, std::move(*trace), call};
+  if (options_.synchronous) {
+    ++busy_;
+    lock.unlock();
+    compile(task);
+    return;
+  }
+  queue_.push_back(std::move(task));
+  if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
+  work_cv_.notify_one();
+}
+
+void Engine::worker_loop() {
+  mark_compile_thread();
+  std::unique_lock lock(mu_);
+  for (;;) {
+    work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    Task task = std::move(queue_.front());
+    queue_.pop_front();
+    ++busy_;
+    lock.unlock();
+    compile(task);
+    lock.lock();
+  }
+}
+
+bool Engine::injected_fault() {
+  std::lock_guard lock(mu_);
+  if (injected_faults_left_ == 0) return false;
+  if (injected_faults_left_ > 0) --injected_faults_left_;
+  return true;
+}
+
+// Plans and compiles one trace; installs it or walks down the ladder.
+void Engine::compile(const Task& task) {
+  PlanOptions po;
+  ShapeKnowledge knowledge;
+  {
+    std::lock_guard lock(mu_);
+    const Anchor& a = *anchors_[task.anchor.index];
+    po.tier = a.tier;
+    knowledge = a.knowledge;
+  }
+  po.math = options_.fast_math ? MathMode::Fast : MathMode::Exact;
+  po.value_canaries = options_.value_canaries;
+  std::string error;
+  std::shared_ptr<const CompiledTrace> compiled;
+  if (injected_fault()) {
+    error = "injected fault (JitOptions::fault_injection or CANARY_JIT_FAULT)";
+  } else {
+    try {
+      Plan plan = plan_trace(*program_, task.trace, knowledge, po);
+      compiled = compile_plan(task.trace.id, program_, std::move(plan), *isa_, cache_, error);
+    } catch (const std::exception& ex) {
+      error = ex.what();
+    }
+  }
+  std::lock_guard lock(mu_);
+  Anchor& a = *anchors_[task.anchor.index];
+  a.compiling = false;
+  if (compiled) {
+    install(a, std::move(compiled), task.call);
+  } else {
+    Event e = event(EventKind::CompileFailed, task.anchor, task.call);
+    e.trace = task.trace.id;
+    e.message = "trace " + std::to_string(task.trace.id) + " (" + std::string(tier_name(po.tier)) +
+                ") failed to compile: " + error + "; the interpreter keeps running the region";
+    events_.add(std::move(e));
+    ++totals_.compile_failures;
+    note_compile_failure(a, task.anchor, task.call);
+  }
+  --busy_;
+  idle_cv_.notify_all();
+}
+
+// After a failed compile: the next rung of the ladder, or a penalty.
+void Engine::note_compile_failure(Anchor& a, vm::AnchorId anchor, std::uint64_t call) {
+  a.wants_recording = true;
+  if (a.tier != Tier::Unfused) {
+    a.tier = Tier::Unfused;
+    return;
+  }
+  a.penalty_until = Clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(a.penalty_ms * 1000));
+  Event e = event(EventKind::Penalty, anchor, call);
+  e.message = "anchor '" + a.name + "' interpreted for " + std::to_string(static_cast<int>(a.penalty_ms)) +
+              " ms after a failed unfused compile";
+  events_.add(std::move(e));
+  a.penalty_ms = std::min(kMaxPenaltyMs, a.penalty_ms * 2);
+}
+
+// Publishes a new variant list: the new trace first, minus variants it
+// subsumes or replaces, capped at max_variants_per_anchor.
+void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call) {
+  auto list = std::make_shared<VariantList>();
+  list->push_back(trace);
+  std::vector<std::pair<std::shared_ptr<const CompiledTrace>, std::string>> dropped;
+  for (const auto& old : *a.list) {
+    if (old->id() == a.replace_trace) dropped.emplace_back(old, "replaced by trace " + std::to_string(trace->id()));
+    else if (subsumes(*trace, *old)) dropped.emplace_back(old, "subsumed by trace " + std::to_string(trace->id()));
+    else list->push_back(old);
+  }
+  while (list->size() > static_cast<std::size_t>(std::max(1, options_.max_variants_per_anchor))) {
+    auto least = std::min_element(list->begin() + 1, list->end(),
+                                  [](const auto& x, const auto& y) { return x->entries() < y->entries(); });
+    dropped.emplace_back(*least, "variant limit reached (least used)");
+    list->erase(least);
+  }
+  a.replace_trace = 0;
+  a.list = std::move(list);
+  a.version.fetch_add(1, std::memory_order_release);
+  a.failures_since_install = 0;
+  a.penalty_ms = std::max(kBasePenaltyMs, a.penalty_ms / 2);
+  ++totals_.compiles;
+  totals_.compile_ms += trace->compile_ms();
+  const Plan& p = trace->plan();
+  Event e;
+  e.kind = EventKind::Compiled;
+  e.call = call;
+  e.anchor = a.name;
+  e.trace = trace->id();
+  e.duration_ms = trace->compile_ms();
+  e.code_bytes = trace->code_bytes();
+  e.decision = std::string(tier_name(p.tier)) + ", " + (p.math == MathMode::Fast ? "fast" : "exact") + " math";
+  e.message = "trace " + std::to_string(trace->id()) + " compiled (" + e.decision + "): " +
+              std::to_string(p.steps.size()) + " steps, " + std::to_string(p.fused.size()) + " fused groups covering " +
+              std::to_string(p.fused_ops) + " ops, " + std::to_string(p.guards.guards.size()) + " guards, " +
+              std::to_string(trace->code_bytes()) + " bytes in " + std::to_string(trace->compile_ms()) + " ms";
+  events_.add(std::move(e));
+  for (const auto& [old, why] : dropped) {
+    Event ev;
+    ev.kind = EventKind::Evicted;
+    ev.call = call;
+    ev.anchor = a.name;
+    ev.trace = old->id();
+    ev.message = "trace " + std::to_string(old->id()) + " removed: " + why;
+    events_.add(std::move(ev));
+  }
+}
+
+void Engine::request_retrace(Anchor& a, vm::AnchorId anchor, std::string decision, std::uint64_t call) {
+  a.wants_recording = true;
+  ++totals_.retraces;
+  Event e = event(EventKind::Retrace, anchor, call);
+  e.decision = decision;
+  e.message = "retrace of '" + a.name + "' queued: " + decision;
+  events_.add(std::move(e));
+}
+
+void Engine::on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, std::uint32_t guard,
+                              const vm::FrameView& frame, std::uint64_t call) {
+  const Plan& plan = failed.plan();
+  std::vector<TensorHeader> headers;
+  for (vm::RegId r : plan.entry_regs) headers.push_back(header_of(frame.registers[r.index]));
+  const Guard& g = plan.guards.guards[guard];
+  failed.count_exit(guard);
+  std::lock_guard lock(mu_);
+  Anchor& a = *anchors_[anchor.index];
+  Event e = event(EventKind::GuardFailed, anchor, call);
+  e.trace = failed.id();
+  e.pc = plan.start_pc;
+  e.guard = plan.exits[guard].description;
+  e.observed = describe_observed(g, headers.data());
+  e.message = "guard " + e.guard + " of trace " + std::to_string(failed.id()) + " failed (" + e.observed +
+              "): interpreting from pc " + std::to_string(plan.start_pc);
+  events_.add(std::move(e));
+  ++a.failures_since_install;
+  if (a.recording || a.compiling || a.wants_recording || a.failures_since_install < kRetraceAfterFailures) return;
+
+  // Learn from the difference between what was recorded and what came.
+  std::string made_symbolic, sibling;
+  for (std::uint32_t i = 0; i < plan.entry.size(); ++i) {
+    const TraceValue& v = plan.entry[i];
+    const TensorHeader& h = headers[i];
+    const std::string& name = plan.entry_names[i];
+    if (!v.defined || h.rank != static_cast<std::int64_t>(v.shape.size()) ||
+        h.dtype != static_cast<std::int64_t>(v.dtype)) {
+      sibling += (sibling.empty() ? "" : ", ") + name + " changed rank or dtype";
+      continue;
+    }
+    for (std::uint32_t axis = 0; axis < v.shape.size(); ++axis) {
+      const std::int64_t was = v.shape[axis], now = h.dims[axis];
+      if (was == now) continue;
+      if (was > 1 && now > 1) {
+        if (a.knowledge.symbolic.insert(DimRef{i, axis}).second)
+          made_symbolic += (made_symbolic.empty() ? "" : ", ") + name + ".dim" + std::to_string(axis);
+      } else {
+        sibling += (sibling.empty() ? "" : ", ") + name + ".dim" + std::to_string(axis) + " is " +
+                   std::to_string(now) + " (stays exact)";
+      }
+    }
+  }
+  if (g.kind == GuardKind::DimsEqual)
+    a.knowledge.unequal.insert({DimRef{g.tensor, g.axis}, DimRef{g.tensor2, g.axis2}});
+  std::string decision;
+  if (!made_symbolic.empty()) {
+    a.tier = std::max(a.tier, Tier::SymbolicFused);
+    decision = made_symbolic + " made symbolic";
+  }
+  if (!sibling.empty()) decision += (decision.empty() ? "sibling trace: " : "; sibling trace: ") + sibling;
+  if (decision.empty()) decision = "sibling trace (" + describe_guard(g, plan.entry_names) + ")";
+  request_retrace(a, anchor, decision, call);
+}
+
+void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t exit, std::uint64_t call) {
+  const Plan& plan = trace.plan();
+  trace.count_exit(exit);
+  const bool kernel_error = exit >= plan.exits.size();
+  std::lock_guard lock(mu_);
+  Anchor& a = *anchors_[anchor.index];
+  Event e = event(EventKind::Deopt, anchor, call);
+  e.trace = trace.id();
+  e.guard = kernel_error ? "kernel error" : plan.exits[exit].description;
+  e.message = "trace " + std::to_string(trace.id()) + " left at " + e.guard + " -> deopt, interpreter resumes";
+  events_.add(std::move(e));
+  if (kernel_error || a.recording || a.compiling || a.wants_recording) return;
+  const ExitRecord& x = plan.exits[exit];
+  if (trace.exit_count(exit) < kRetraceAfterExits) return;
+  switch (x.kind) {
+    case ExitKind::Branch:
+      a.cut_at = x.pc;
+      a.replace_trace = trace.id();
+      request_retrace(a, anchor, "branch at pc " + std::to_string(x.pc) + " keeps deoptimising: trace cut before it",
+                      call);
+      break;
+    case ExitKind::Layout:
+      a.tier = Tier::Unfused;
+      a.replace_trace = trace.id();
+      request_retrace(a, anchor, "fused group layout changed: unfused compiled ops", call);
+      break;
+    case ExitKind::EntryGuard:
+    case ExitKind::ValueCanary: break;
+  }
+}
+
+void Engine::on_value_canary(vm::AnchorId anchor, const CompiledTrace& trace, std::uint64_t call) {
+  Event e = event(EventKind::ValueCanary, anchor, call);
+  e.trace = trace.id();
+  e.message = "trace " + std::to_string(trace.id()) + ": a fused kernel produced NaN or Inf";
+  events_.add(std::move(e));
+}
+
+void Engine::wait_idle() {
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [&] { return queue_.empty() && busy_ == 0; });
+}
+
+void Engine::fill_stats(JitStats& stats) const {
+  std::lock_guard lock(mu_);
+  stats.traces_recorded = totals_.traces_recorded;
+  stats.compiles = totals_.compiles;
+  stats.compile_failures = totals_.compile_failures;
+  stats.retraces = totals_.retraces;
+  stats.compile_ms = totals_.compile_ms;
+  stats.variants_installed = 0;
+  stats.code_bytes = 0;
+  for (const auto& a : anchors_) {
+    stats.variants_installed += a->list->size();
+    for (const auto& t : *a->list) stats.code_bytes += t->code_bytes();
+  }
+}
+
+}  // namespace canary::jit

@@ -1,0 +1,123 @@
+// Engine: the JIT's shared state for one model — per-anchor variants, what
+// the policy has learned, the compile queue and the event log. Thread-safe;
+// sessions reach it through their SessionHooks.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "canary/inspect.h"
+#include "canary/options.h"
+#include "canary/stats.h"
+#include "jit/compiled_trace.h"
+#include "jit/event_log.h"
+#include "jit/trace.h"
+#include "jit/x86/code_cache.h"
+#include "jit/x86/isa.h"
+
+namespace canary::jit {
+
+using VariantList = std::vector<std::shared_ptr<const CompiledTrace>>;
+
+// The installed variants of one anchor and a version that changes with them,
+// so sessions reload the list only when it changed.
+struct InstalledVariants {
+  std::shared_ptr<const VariantList> list;
+  std::uint64_t version = 0;
+};
+
+// What a session should do at an anchor with no variant that passed.
+struct RecordingTicket {
+  bool record = false;
+  vm::Pc cut_at = vm::kNoPc;
+};
+
+class Engine {
+ public:
+  Engine(std::shared_ptr<const vm::Program> program, const JitOptions& options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const JitOptions& options() const { return options_; }
+  // False when the CPU cannot run the backend (no AVX2+FMA) or the JIT is off.
+  bool active() const { return isa_.has_value(); }
+
+  // Hot path: the version of an anchor's variant list (relaxed read).
+  std::uint64_t version(vm::AnchorId anchor) const;
+  InstalledVariants variants(vm::AnchorId anchor) const;
+
+  // The interpreter found the anchor hot.
+  void on_hot(vm::AnchorId anchor, std::uint64_t call);
+  // Cheap hint (no lock): the engine wants a new recording at this anchor.
+  bool recording_wanted(vm::AnchorId anchor) const;
+  // Whether this session should record the anchor's region now (claims the
+  // recording when it says yes).
+  RecordingTicket claim_recording(vm::AnchorId anchor);
+  // A recording ended (trace or nullopt when the run failed first). Plans and
+  // compiles it, on the calling thread when synchronous, else queued.
+  void submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64_t call);
+
+  // No installed variant accepted the frame: `failed` is the variant whose
+  // guard is reported, `guard` the failing one. Decides whether to retrace.
+  void on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, std::uint32_t guard,
+                        const vm::FrameView& frame, std::uint64_t call);
+  // Compiled code left through a side exit (or its value canary fired).
+  void on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t exit, std::uint64_t call);
+  void on_value_canary(vm::AnchorId anchor, const CompiledTrace& trace, std::uint64_t call);
+
+  // Blocks until nothing is queued or compiling.
+  void wait_idle();
+  // A snapshot of anchors, variants, groups and guards (engine_report.cpp).
+  JitReport report() const;
+  // Model-wide counters (compiles, code) merged into a session's JitStats.
+  void fill_stats(JitStats& stats) const;
+  EventLog& events() { return events_; }
+  const EventLog& events() const { return events_; }
+
+ private:
+  struct Anchor;
+  struct Task {
+    vm::AnchorId anchor;
+    Trace trace;
+    std::uint64_t call = 0;
+  };
+
+  void load_learned_profile();
+  void save_learned_profile();
+  void compile(const Task& task);
+  void install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call);
+  void worker_loop();
+  bool can_compile(const Anchor& a, std::chrono::steady_clock::time_point now) const;
+  void note_compile_failure(Anchor& a, vm::AnchorId anchor, std::uint64_t call);
+  void request_retrace(Anchor& a, vm::AnchorId anchor, std::string decision, std::uint64_t call);
+  bool injected_fault();
+  Event event(EventKind kind, vm::AnchorId anchor, std::uint64_t call) const;
+
+  std::shared_ptr<const vm::Program> program_;
+  JitOptions options_;
+  std::optional<x86::Isa> isa_;
+  x86::CodeCache cache_;
+  EventLog events_;
+  std::vector<std::unique_ptr<Anchor>> anchors_;
+
+  mutable std::mutex mu_;  // anchors' policy state, the queue, counters
+  std::condition_variable work_cv_, idle_cv_;
+  std::deque<Task> queue_;
+  int busy_ = 0;
+  bool stopping_ = false;
+  std::thread worker_;
+  std::uint32_t next_trace_id_ = 1;
+  int injected_faults_left_ = 0;  // -1: every compile fails
+  JitStats totals_;
+};
+
+}  // namespace canary::jit

@@ -1,0 +1,32 @@
+// Engine::Anchor: the engine's per-anchor policy state (internal to jit/;
+// shared by engine.cpp and engine_report.cpp).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+
+#include "jit/engine.h"
+#include "jit/plan.h"
+
+namespace canary::jit {
+
+inline constexpr double kBasePenaltyMs = 50.0;
+
+struct Engine::Anchor {
+  std::atomic<std::uint64_t> version{0};
+  std::shared_ptr<const VariantList> list = std::make_shared<const VariantList>();
+  std::string name;
+  std::atomic<bool> wants_recording{false};  // read without the lock by sessions
+  bool recording = false, compiling = false;
+  int compiles_in_window = 0;
+  std::uint64_t compiles_total = 0;  // attempts ever (for reports)
+  Tier tier = Tier::ExactFused;
+  ShapeKnowledge knowledge;
+  vm::Pc cut_at = vm::kNoPc;
+  std::uint32_t replace_trace = 0;  // the variant the next install replaces
+  std::chrono::steady_clock::time_point penalty_until{};
+  double penalty_ms = kBasePenaltyMs;
+  std::uint64_t failures_since_install = 0;
+};
+
+}  // namespace canary::jit

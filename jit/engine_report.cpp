@@ -1,0 +1,77 @@
+// Engine::report: the JIT's state as a public JitReport (for `canary inspect`).
+#include <chrono>
+
+#include "jit/engine.h"
+#include "jit/engine_anchor.h"
+
+namespace canary::jit {
+
+namespace {
+
+std::string node_name(const vm::Program& program, vm::Pc pc) {
+  const vm::NodeInfo* node = program.node_of(program.at(pc));
+  return node ? node->name : "pc " + std::to_string(pc);
+}
+
+VariantReport variant_report(const vm::Program& program, const CompiledTrace& t, std::string_view isa) {
+  const Plan& p = t.plan();
+  VariantReport v;
+  v.trace = t.id();
+  v.tier = std::string(tier_name(p.tier));
+  v.math = p.math == MathMode::Fast ? "fast" : "exact";
+  v.isa = std::string(isa);
+  v.loop = p.loops;
+  v.start_pc = p.start_pc;
+  v.end_pc = p.end_pc;
+  for (const FusedStep& f : p.fused) {
+    FusionGroupReport g;
+    for (vm::Pc pc : f.pcs) g.nodes.push_back(node_name(program, pc));
+    g.expression = f.spec.key();
+    g.inputs = f.inputs.size();
+    g.outputs = f.outputs.size();
+    v.groups.push_back(std::move(g));
+  }
+  for (const Step& s : p.steps)
+    if (s.kind == StepKind::Kernel) v.kernels.push_back(node_name(program, s.pc));
+  for (std::uint32_t e = 0; e < p.exits.size(); ++e) {
+    v.guards.push_back({p.exits[e].description, t.exit_count(e)});
+    if (p.exits[e].kind != ExitKind::EntryGuard) v.deopts += t.exit_count(e);
+  }
+  v.deopts += t.exit_count(static_cast<std::uint32_t>(p.exits.size()));  // kernel-error exits
+  v.entries = t.entries();
+  v.compile_ms = t.compile_ms();
+  v.code_bytes = t.code_bytes();
+  v.listing = p.describe(program);
+  return v;
+}
+
+}  // namespace
+
+JitReport Engine::report() const {
+  JitReport r;
+  r.enabled = active();
+  if (isa_) r.isa = std::string(x86::isa_name(*isa_));
+  std::lock_guard lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < anchors_.size(); ++i) {
+    const Anchor& a = *anchors_[i];
+    const vm::Anchor& pa = program_->anchors()[i];
+    AnchorReport ar;
+    ar.name = a.name;
+    ar.kind = pa.kind == vm::AnchorKind::Entry ? "entry" : "loop";
+    ar.pc = pa.pc;
+    ar.compiles = a.compiles_total;
+    for (const auto& t : *a.list) ar.variants.push_back(variant_report(*program_, *t, r.isa));
+    if (!a.list->empty()) ar.state = "compiled (" + std::to_string(a.list->size()) + " variants)";
+    else if (a.compiling) ar.state = "compiling";
+    else if (a.penalty_until > now)
+      ar.state = "interpreted, penalised for " +
+                 std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(a.penalty_until - now).count()) +
+                 " ms more";
+    else ar.state = "interpreted";
+    r.anchors.push_back(std::move(ar));
+  }
+  return r;
+}
+
+}  // namespace canary::jit

@@ -1,0 +1,228 @@
+// Planning: turns a Trace into a Plan. Runs of adjacent fusible elementwise
+// ops with one output shape become fused groups (adjacent in the recorded
+// order, so the frame's register allocation stays valid and no group can
+// create a cycle); every other op is a direct kernel call. Guards sit at the
+// trace entry, branch checks and layout checks at step boundaries.
+#include "jit/plan.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "jit/plan_fusion.h"
+#include "jit/plan_guards.h"
+
+namespace canary::jit {
+
+namespace {
+
+using RegSet = std::unordered_set<std::uint32_t>;
+
+struct Group {
+  std::size_t first = 0, last = 0;  // op indices, inclusive
+};
+
+void add_live(RegSet& set, const vm::Program& program, vm::Pc pc) {
+  for (vm::RegId r : program.live_at(pc)) set.insert(r.index);
+}
+
+// Forward pass: which runs of ops form fused groups.
+std::vector<Group> find_groups(const vm::Program& program, const Trace& trace, const ScalarConstants& constants,
+                               Tier tier) {
+  std::vector<Group> groups;
+  if (tier == Tier::Unfused) return groups;
+  bool open = false;
+  Shape shape;
+  for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+    const TraceOp& op = trace.ops[i];
+    const bool fusible = fusible_op(program, op, constants).has_value();
+    if (fusible && open && op.outputs[0].shape == shape) {
+      groups.back().last = i;
+      continue;
+    }
+    open = fusible;
+    if (fusible) {
+      groups.push_back({i, i});
+      shape = op.outputs[0].shape;
+    }
+  }
+  return groups;
+}
+
+// Backward pass: registers live after each op, counting every place compiled
+// code may exit (the end, branches, group starts) as a use of what the
+// interpreter needs there.
+std::vector<RegSet> live_after_ops(const vm::Program& program, const Trace& trace,
+                                   const std::vector<bool>& exit_before) {
+  std::vector<RegSet> after(trace.ops.size());
+  RegSet live;
+  add_live(live, program, trace.end_pc);
+  if (trace.loops()) add_live(live, program, trace.anchor_pc);
+  for (std::size_t i = trace.ops.size(); i-- > 0;) {
+    const TraceOp& op = trace.ops[i];
+    after[i] = live;
+    for (const TraceValue& v : op.outputs)
+      if (v.reg.valid()) live.erase(v.reg.index);
+    for (const TraceValue& v : op.inputs)
+      if (v.reg.valid()) live.insert(v.reg.index);
+    if (exit_before[i]) add_live(live, program, op.pc);
+  }
+  return after;
+}
+
+// Builds the expression DAG of one group; false when its layout does not
+// collapse into three dims (the ops then run as kernel steps).
+bool build_fused(const vm::Program& program, const Trace& trace, const Group& g, const ScalarConstants& constants,
+                 const RegSet& live_after_group, const PlanOptions& options, FusedStep& out) {
+  FusedElementwiseSpec& spec = out.spec;
+  std::unordered_map<std::uint32_t, std::uint16_t> node_of_reg, input_node, constant_node;
+  std::vector<Shape> input_shapes;
+  std::vector<std::pair<std::uint32_t, std::uint16_t>> defined;  // (reg, node) in definition order
+  auto operand = [&](const TraceValue& v) -> std::uint16_t {
+    if (auto it = node_of_reg.find(v.reg.index); it != node_of_reg.end()) return it->second;
+    if (auto c = constants.find(v.reg.index); c != constants.end()) {
+      out.constant_rank = std::max(out.constant_rank, v.shape.size());
+      auto [it, fresh] = constant_node.emplace(v.reg.index, static_cast<std::uint16_t>(spec.nodes.size()));
+      if (fresh) spec.nodes.push_back(EwNode{EwOp::Constant, 0, 0, 0, c->second, 0.0f});
+      return it->second;
+    }
+    auto [it, fresh] = input_node.emplace(v.reg.index, static_cast<std::uint16_t>(spec.nodes.size()));
+    if (fresh) {
+      EwNode n;
+      n.op = EwOp::Input;
+      n.input = spec.num_inputs++;
+      spec.nodes.push_back(n);
+      out.inputs.push_back(v.reg);
+      input_shapes.push_back(v.shape);
+    }
+    return it->second;
+  };
+  for (std::size_t i = g.first; i <= g.last; ++i) {
+    const TraceOp& op = trace.ops[i];
+    const FusibleOp f = *fusible_op(program, op, constants);
+    const std::uint16_t a = operand(op.inputs[0]);
+    std::uint16_t node = a;
+    if (!f.identity) {
+      EwNode n{f.op, a, f.operands == 2 ? operand(op.inputs[1]) : std::uint16_t{0}, 0, f.imm0, f.imm1};
+      node = static_cast<std::uint16_t>(spec.nodes.size());
+      spec.nodes.push_back(n);
+    }
+    node_of_reg[op.outputs[0].reg.index] = node;
+    defined.emplace_back(op.outputs[0].reg.index, node);
+    out.pcs.push_back(op.pc);
+  }
+  // Store the last definition of each register that is still needed afterwards.
+  RegSet stored;
+  for (std::size_t d = defined.size(); d-- > 0;) {
+    const auto [reg, node] = defined[d];
+    if (stored.count(reg) || !live_after_group.count(reg)) {
+      stored.insert(reg);
+      continue;
+    }
+    stored.insert(reg);
+    spec.outputs.insert(spec.outputs.begin(), node);
+    out.outputs.insert(out.outputs.begin(), vm::RegId{reg});
+  }
+  if (spec.outputs.empty() || spec.outputs.size() > kMaxFusedInputs) return false;
+  std::vector<std::span<const std::int64_t>> spans(input_shapes.begin(), input_shapes.end());
+  CollapsedLayout layout;
+  if (!collapse_layout(trace.ops[g.first].outputs[0].shape, spans, layout)) return false;
+  for (std::size_t i = 0; i < spans.size(); ++i) spec.inner_broadcast.push_back(layout.broadcasts_inner(i));
+  out.inner_mask = layout.inner_broadcast;
+  spec.math = options.math;
+  spec.check_non_finite = options.value_canaries;
+  if (options.tier == Tier::ExactFused) spec.exact_dims = std::array{layout.dims[0], layout.dims[1], layout.dims[2]};
+  for (vm::RegId r : out.outputs) {
+    bool alias = false;
+    for (vm::RegId in : out.inputs) alias = alias || in == r;
+    out.output_aliases_input.push_back(alias);
+  }
+  return true;
+}
+
+Step kernel_step(const TraceOp& op) {
+  Step s;
+  s.pc = op.pc;
+  switch (op.opcode) {
+    case vm::Opcode::Move: s.kind = StepKind::Move; break;
+    case vm::Opcode::JumpIfFalse: s.kind = StepKind::Branch; s.expect_true = op.condition; break;
+    case vm::Opcode::LoopNext: s.kind = StepKind::LoopNext; break;
+    default: s.kind = StepKind::Kernel; break;
+  }
+  return s;
+}
+
+std::uint32_t add_exit(Plan& plan, ExitKind kind, vm::Pc pc, std::string description) {
+  ExitRecord e;
+  e.kind = kind;
+  e.pc = pc;
+  e.description = std::move(description);
+  plan.exits.push_back(std::move(e));
+  return static_cast<std::uint32_t>(plan.exits.size() - 1);
+}
+
+}  // namespace
+
+std::string_view tier_name(Tier tier) {
+  switch (tier) {
+    case Tier::ExactFused: return "exact fused";
+    case Tier::SymbolicFused: return "symbolic fused";
+    case Tier::Unfused: return "unfused";
+  }
+  return "?";
+}
+
+Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowledge& knowledge,
+                const PlanOptions& options) {
+  Plan plan;
+  plan.tier = options.tier;
+  plan.math = options.math;
+  plan.loops = trace.loops();
+  plan.anchor_pc = trace.anchor_pc;
+  plan.start_pc = trace.start_pc;
+  plan.end_pc = trace.end_pc;
+  if (plan.loops) {
+    const vm::Instruction& header = program.at(trace.anchor_pc);
+    plan.loop_slot = header.slot;
+    plan.loop_condition = program.inputs_of(header)[0];
+    plan.loop_iteration = program.outputs_of(header)[0];
+  }
+  plan_entry_guards(program, trace, knowledge, plan);
+
+  const ScalarConstants constants = scalar_constants(program);
+  std::vector<Group> groups = find_groups(program, trace, constants, options.tier);
+  std::vector<bool> exit_before(trace.ops.size(), false);
+  for (const Group& g : groups) exit_before[g.first] = true;
+  for (std::size_t i = 0; i < trace.ops.size(); ++i)
+    if (trace.ops[i].opcode == vm::Opcode::JumpIfFalse) exit_before[i] = true;
+  const std::vector<RegSet> live_after = live_after_ops(program, trace, exit_before);
+
+  std::size_t next_group = 0;
+  for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+    const TraceOp& op = trace.ops[i];
+    if (next_group < groups.size() && groups[next_group].first == i) {
+      const Group g = groups[next_group++];
+      FusedStep fs;
+      if (build_fused(program, trace, g, constants, live_after[g.last], options, fs)) {
+        Step s;
+        s.kind = StepKind::Fused;
+        s.pc = op.pc;
+        s.fused = static_cast<std::uint32_t>(plan.fused.size());
+        s.exit = add_exit(plan, ExitKind::Layout, op.pc, "layout of fused group at pc " + std::to_string(op.pc));
+        plan.fused_ops += g.last - g.first + 1;
+        plan.fused.push_back(std::move(fs));
+        plan.steps.push_back(s);
+        i = g.last;
+        continue;
+      }
+    }
+    Step s = kernel_step(op);
+    if (s.kind == StepKind::Branch)
+      s.exit = add_exit(plan, ExitKind::Branch, op.pc,
+                        "branch at pc " + std::to_string(op.pc) + (op.condition ? " taken" : " not taken"));
+    plan.steps.push_back(s);
+  }
+  return plan;
+}
+
+}  // namespace canary::jit

@@ -1,0 +1,111 @@
+// Plan: what a compiled trace does, decided from a Trace — the steps (fused
+// elementwise groups, direct kernel calls, register moves, branch checks), the
+// entry guards, and the exits. Backends turn the fused groups into code; the
+// driver (jit/compiled_trace) runs the steps.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jit/fused_kernel.h"
+#include "jit/guard.h"
+#include "jit/trace.h"
+#include "vm/program.h"
+
+namespace canary::jit {
+
+// The rungs of the ladder a region walks down on repeated failure.
+enum class Tier : std::uint8_t {
+  ExactFused,     // fused groups, every entry dim guarded by value
+  SymbolicFused,  // fused groups, learned dims guarded by constraints
+  Unfused,        // every op a direct kernel call, same guards as SymbolicFused
+};
+std::string_view tier_name(Tier tier);
+
+// An entry dim, by its position in Trace::entry and axis.
+struct DimRef {
+  std::uint32_t entry = 0;
+  std::uint32_t axis = 0;
+  friend bool operator<(DimRef a, DimRef b) { return std::pair(a.entry, a.axis) < std::pair(b.entry, b.axis); }
+  friend bool operator==(DimRef a, DimRef b) { return a.entry == b.entry && a.axis == b.axis; }
+};
+
+// What the policy has learned about an anchor's shapes; shapes the planner
+// must not guard by value.
+struct ShapeKnowledge {
+  std::set<DimRef> symbolic;                       // dims seen with several values (never 0 or 1)
+  std::set<std::pair<DimRef, DimRef>> unequal;     // dims once equal, later seen different
+};
+
+struct FusedStep {
+  FusedElementwiseSpec spec;
+  std::vector<vm::RegId> inputs;    // per spec input
+  std::vector<vm::RegId> outputs;   // per spec output
+  // Outputs whose register is also one of the inputs: written to a scratch
+  // tensor first, then swapped in.
+  std::vector<bool> output_aliases_input;
+  std::vector<vm::Pc> pcs;          // the fused instructions, in order
+  // Rank of the folded scalar constants (shape [1], [1, 1], ...): they add
+  // leading 1-dims to the output shape the inputs broadcast to.
+  std::size_t constant_rank = 0;
+  std::uint32_t inner_mask = 0;     // spec.inner_broadcast as a bit mask
+};
+
+enum class StepKind : std::uint8_t { Fused, Kernel, Move, Branch, LoopNext };
+
+struct Step {
+  StepKind kind = StepKind::Kernel;
+  vm::Pc pc = 0;              // Kernel/Move/Branch/LoopNext: the instruction; Fused: its first one
+  std::uint32_t fused = 0;    // Fused: index into Plan::fused
+  bool expect_true = false;   // Branch: the direction recorded
+  std::uint32_t exit = 0;     // Fused/Branch: the exit taken when the step's check fails
+};
+
+enum class ExitKind : std::uint8_t { EntryGuard, Branch, Layout, ValueCanary };
+
+// Where a failed check leaves compiled code. Every register live at pc is
+// materialised when the exit is taken (exits sit at step boundaries).
+struct ExitRecord {
+  ExitKind kind = ExitKind::EntryGuard;
+  vm::Pc pc = 0;
+  std::string description;  // "x.dim1 == 128", "branch at pc 12 taken", ...
+  std::uint32_t guard = 0;  // EntryGuard: the guard's index
+};
+
+struct Plan {
+  Tier tier = Tier::ExactFused;
+  MathMode math = MathMode::Exact;
+  GuardSet guards;                      // on Trace::entry, in order
+  std::vector<TraceValue> entry;        // the entry values as recorded
+  std::vector<vm::RegId> entry_regs;    // header i is read from this register
+  std::vector<std::string> entry_names; // value names, for guard descriptions
+  std::vector<Step> steps;
+  std::vector<FusedStep> fused;
+  std::vector<ExitRecord> exits;        // exits[i] for guard i come first
+  // Symbolic dims: symbol slot -> the entry dims it stands for.
+  std::vector<std::vector<DimRef>> symbols;
+  bool loops = false;                   // iterate the steps (loop trace)
+  vm::Pc anchor_pc = 0, start_pc = 0, end_pc = 0;
+  std::uint32_t loop_slot = 0;
+  vm::RegId loop_condition;             // loop traces: the header's condition register
+  vm::RegId loop_iteration;             // loop traces: the header's iteration register
+  std::size_t fused_ops = 0;            // instructions inside fused groups
+
+  // A readable listing: guards, steps, groups (what `canary inspect` prints).
+  std::string describe(const vm::Program& program) const;
+};
+
+struct PlanOptions {
+  Tier tier = Tier::ExactFused;
+  MathMode math = MathMode::Exact;
+  bool value_canaries = false;
+};
+
+// Plans a trace. Never fails: ops it cannot fuse become kernel steps.
+Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowledge& knowledge,
+                const PlanOptions& options);
+
+}  // namespace canary::jit

@@ -1,0 +1,43 @@
+// Plan::describe: the readable listing of a plan — its guards, steps and the
+// expression each fused group computes.
+#include <sstream>
+
+#include "jit/plan.h"
+
+namespace canary::jit {
+
+namespace {
+
+std::string step_line(const Plan& plan, const Step& s, const vm::Program& program) {
+  std::ostringstream os;
+  const vm::NodeInfo* node = program.node_of(program.at(s.pc));
+  const std::string where = node ? " '" + node->name + "' (" + std::string(graph::op_name(node->op)) + ")" : "";
+  switch (s.kind) {
+    case StepKind::Fused: {
+      const FusedStep& f = plan.fused[s.fused];
+      os << "fused group " << s.fused << ": " << f.pcs.size() << " ops at pcs";
+      for (vm::Pc pc : f.pcs) os << ' ' << pc;
+      os << ", " << f.inputs.size() << " inputs, " << f.outputs.size() << " outputs: " << f.spec.key();
+      break;
+    }
+    case StepKind::Kernel: os << "kernel pc " << s.pc << where; break;
+    case StepKind::Move: os << "move pc " << s.pc; break;
+    case StepKind::Branch: os << "branch pc " << s.pc << " expects " << (s.expect_true ? "true" : "false"); break;
+    case StepKind::LoopNext: os << "loop next pc " << s.pc; break;
+  }
+  return os.str();
+}
+
+}  // namespace
+
+std::string Plan::describe(const vm::Program& program) const {
+  std::ostringstream os;
+  os << tier_name(tier) << (loops ? " loop" : "") << " trace, pcs " << start_pc << ".." << end_pc << "\n";
+  os << "  guards (" << guards.guards.size() << "):\n";
+  for (const Guard& g : guards.guards) os << "    " << describe_guard(g, entry_names) << "\n";
+  os << "  steps (" << steps.size() << "):\n";
+  for (const Step& s : steps) os << "    " << step_line(*this, s, program) << "\n";
+  return os.str();
+}
+
+}  // namespace canary::jit

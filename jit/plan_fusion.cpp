@@ -1,0 +1,191 @@
+// Fusion building blocks: the elementwise meaning of trace ops, scalar
+// constant folding and the collapse of broadcast shapes into the fused
+// kernels' 3-dim iteration space.
+#include "jit/plan_fusion.h"
+
+#include <cmath>
+#include <limits>
+
+#include "vm/elementwise_info.h"
+
+namespace canary::jit {
+
+namespace {
+
+namespace k = canary::kernels;
+using Info = vm::ElementwiseInfo;
+
+std::optional<EwOp> unary_op(k::UnaryOp op, float& imm0) {
+  switch (op) {
+    case k::UnaryOp::Neg: return EwOp::Neg;
+    case k::UnaryOp::Abs: return EwOp::Abs;
+    case k::UnaryOp::Exp: return EwOp::Exp;
+    case k::UnaryOp::Log: return EwOp::Log;
+    case k::UnaryOp::Sqrt: return EwOp::Sqrt;
+    case k::UnaryOp::Tanh: return EwOp::Tanh;
+    case k::UnaryOp::Sigmoid: return EwOp::Sigmoid;
+    case k::UnaryOp::Relu: return EwOp::Relu;
+    case k::UnaryOp::Erf: return EwOp::Erf;
+    case k::UnaryOp::Gelu: imm0 = 0.0f; return EwOp::Gelu;
+    case k::UnaryOp::GeluTanh: imm0 = 1.0f; return EwOp::Gelu;
+  }
+  return std::nullopt;
+}
+
+std::optional<EwOp> binary_op(k::BinaryOp op) {
+  switch (op) {
+    case k::BinaryOp::Add: return EwOp::Add;
+    case k::BinaryOp::Sub: return EwOp::Sub;
+    case k::BinaryOp::Mul: return EwOp::Mul;
+    case k::BinaryOp::Div: return EwOp::Div;
+    case k::BinaryOp::Max: return EwOp::Max;
+    case k::BinaryOp::Min: return EwOp::Min;
+    default: return std::nullopt;  // Pow and comparisons
+  }
+}
+
+std::optional<EwOp> math_op(k::MathOp op) {
+  switch (op) {
+    case k::MathOp::Reciprocal: return EwOp::Reciprocal;
+    case k::MathOp::Floor: return EwOp::Floor;
+    case k::MathOp::Ceil: return EwOp::Ceil;
+    case k::MathOp::Round: return EwOp::Round;
+    case k::MathOp::Softplus: return EwOp::Softplus;
+    default: return std::nullopt;  // Sign
+  }
+}
+
+// Clip's bound from an optional constant input; absent means unbounded.
+bool clip_bound(const TraceOp& op, std::size_t i, const ScalarConstants& constants, float unbounded, float& out) {
+  if (i >= op.inputs.size() || !op.inputs[i].reg.valid()) {
+    out = unbounded;
+    return true;
+  }
+  auto it = constants.find(op.inputs[i].reg.index);
+  if (it == constants.end()) return false;
+  out = it->second;
+  return true;
+}
+
+bool all_f32(const TraceOp& op, std::size_t operands) {
+  if (op.outputs.size() != 1 || !op.outputs[0].defined || op.outputs[0].dtype != DType::F32) return false;
+  for (std::size_t i = 0; i < operands; ++i)
+    if (i >= op.inputs.size() || !op.inputs[i].defined || op.inputs[i].dtype != DType::F32) return false;
+  return true;
+}
+
+}  // namespace
+
+ScalarConstants scalar_constants(const vm::Program& program) {
+  ScalarConstants out;
+  for (const auto& [reg, value] : program.constants())
+    if (value.defined() && value.dtype() == DType::F32 && value.numel() == 1)
+      out.emplace(reg.index, value.data<float>()[0]);
+  return out;
+}
+
+std::optional<FusibleOp> fusible_op(const vm::Program& program, const TraceOp& op, const ScalarConstants& constants) {
+  if (op.opcode != vm::Opcode::Kernel) return std::nullopt;
+  const std::optional<Info> info = vm::elementwise_info(program.at(op.pc));
+  if (!info) return std::nullopt;
+  FusibleOp f;
+  switch (info->family) {
+    case Info::Family::Unary: {
+      auto e = unary_op(info->unary, f.imm0);
+      if (!e) return std::nullopt;
+      f.op = *e;
+      break;
+    }
+    case Info::Family::Binary: {
+      auto e = binary_op(info->binary);
+      if (!e) return std::nullopt;
+      f.op = *e;
+      f.operands = 2;
+      break;
+    }
+    case Info::Family::Math: {
+      auto e = math_op(info->math);
+      if (!e) return std::nullopt;
+      f.op = *e;
+      break;
+    }
+    case Info::Family::LeakyRelu:
+      f.op = EwOp::LeakyRelu;
+      f.imm0 = static_cast<float>(info->alpha);
+      break;
+    case Info::Family::HardSigmoid:
+      f.op = EwOp::HardSigmoid;
+      f.imm0 = static_cast<float>(info->alpha);
+      f.imm1 = static_cast<float>(info->beta);
+      break;
+    case Info::Family::Clip:
+      f.op = EwOp::Clip;
+      // Absent bounds are the float range, as in the reference kernel (so
+      // Clip(+inf) with no max gives FLT_MAX there and here).
+      if (!clip_bound(op, 1, constants, std::numeric_limits<float>::lowest(), f.imm0)) return std::nullopt;
+      if (!clip_bound(op, 2, constants, std::numeric_limits<float>::max(), f.imm1)) return std::nullopt;
+      break;
+    case Info::Family::Identity: f.identity = true; break;
+  }
+  if (!all_f32(op, static_cast<std::size_t>(f.operands))) return std::nullopt;
+  return f;
+}
+
+std::uint32_t inner_broadcast_mask(const std::vector<bool>& flags) {
+  std::uint32_t mask = 0;
+  for (std::size_t i = 0; i < flags.size(); ++i)
+    if (flags[i]) mask |= 1u << i;
+  return mask;
+}
+
+bool collapse_layout(std::span<const std::int64_t> out, std::span<const std::span<const std::int64_t>> inputs,
+                     CollapsedLayout& layout) {
+  const std::size_t rank = out.size();
+  const std::size_t n = inputs.size();
+  if (n > kMaxFusedInputs) return false;
+  // Kept dims (extent > 1) merged while every input keeps the same
+  // full/broadcast status; `full` has bit i set when input i spans the dim.
+  std::int64_t extents[4];
+  std::uint32_t full[4];
+  std::size_t kept = 0;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (out[d] == 1) continue;
+    std::uint32_t status = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& s = inputs[i];
+      if (s.size() > rank) return false;
+      const std::size_t offset = rank - s.size();
+      const std::int64_t e = d < offset ? 1 : s[d - offset];
+      if (e != out[d] && e != 1) return false;
+      if (e == out[d]) status |= 1u << i;
+    }
+    if (kept > 0 && full[kept - 1] == status) {
+      extents[kept - 1] *= out[d];
+    } else {
+      if (kept == 3) return false;
+      extents[kept] = out[d];
+      full[kept] = status;
+      ++kept;
+    }
+  }
+  // Right-align into (d0, d1, d2) with 1-extent, all-broadcast padding in front.
+  std::int64_t e3[3] = {1, 1, 1};
+  std::uint32_t f3[3] = {0, 0, 0};
+  for (std::size_t k = 0; k < kept; ++k) {
+    e3[3 - kept + k] = extents[k];
+    f3[3 - kept + k] = full[k];
+  }
+  layout.inner_broadcast = 0;
+  for (int d = 0; d < 3; ++d) layout.dims[d] = e3[d];
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t bit = 1u << i;
+    if (!(f3[2] & bit)) layout.inner_broadcast |= bit;
+    std::int64_t stride = (f3[2] & bit) ? e3[2] : 1;
+    layout.strides[2 * i + 1] = (f3[1] & bit) ? stride : 0;
+    if (f3[1] & bit) stride *= e3[1];
+    layout.strides[2 * i] = (f3[0] & bit) ? stride : 0;
+  }
+  return true;
+}
+
+}  // namespace canary::jit

@@ -1,0 +1,49 @@
+// Fusion: which trace ops become fused elementwise groups, and the expression
+// DAG each group computes.
+#pragma once
+
+#include <optional>
+#include <unordered_map>
+
+#include "jit/plan.h"
+
+namespace canary::jit {
+
+// Constant registers of one element (f32) the planner folds into kernels.
+using ScalarConstants = std::unordered_map<std::uint32_t, float>;
+ScalarConstants scalar_constants(const vm::Program& program);
+
+// One elementwise op as the fuser sees it: the EwOp, its immediates and which
+// of the instruction's inputs feed operands a and b (the rest must be folded
+// scalar constants, e.g. Clip's bounds).
+struct FusibleOp {
+  EwOp op = EwOp::Add;
+  float imm0 = 0.0f, imm1 = 0.0f;
+  int operands = 1;      // 1 or 2 tensor operands
+  bool identity = false; // Identity: the output is operand a
+};
+
+// The fused form of a trace op, or nullopt when it cannot join a group
+// (not elementwise, not f32, a non-constant Clip bound, ...).
+std::optional<FusibleOp> fusible_op(const vm::Program& program, const TraceOp& op, const ScalarConstants& constants);
+
+// Most tensor inputs one fused group reads (a bit per input in masks).
+inline constexpr std::size_t kMaxFusedInputs = 16;
+
+// Collapses an output shape and input shapes (NumPy broadcasting) into at
+// most 3 dims. Returns false when more are needed, the shapes do not
+// broadcast, or there are more than kMaxFusedInputs inputs. Allocation-free:
+// the driver runs it on every call of a fused group.
+struct CollapsedLayout {
+  std::int64_t dims[3] = {1, 1, 1};
+  std::uint32_t inner_broadcast = 0;            // bit i: input i holds one value per row
+  std::int64_t strides[2 * kMaxFusedInputs] = {};  // stride0, stride1 per input
+  bool broadcasts_inner(std::size_t input) const { return (inner_broadcast >> input) & 1u; }
+};
+bool collapse_layout(std::span<const std::int64_t> out, std::span<const std::span<const std::int64_t>> inputs,
+                     CollapsedLayout& layout);
+
+// The inner_broadcast flags of a spec as a CollapsedLayout mask.
+std::uint32_t inner_broadcast_mask(const std::vector<bool>& flags);
+
+}  // namespace canary::jit

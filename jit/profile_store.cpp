@@ -1,0 +1,101 @@
+// Shape profile files: a small line format,
+//   canary-jit-profile 1 <fingerprint>
+//   anchor <name-length> <name> tier <0|1|2>
+//   symbolic <entry> <axis>
+//   unequal <entry> <axis> <entry> <axis>
+#include "jit/profile_store.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace canary::jit {
+
+std::string program_fingerprint(const vm::Program& program) {
+  std::string f = std::to_string(program.instruction_count()) + ":" + std::to_string(program.register_count());
+  for (const vm::Anchor& a : program.anchors()) f += ":" + std::to_string(a.pc);
+  return f;
+}
+
+bool save_profile(const std::string& path, const vm::Program& program, const std::vector<AnchorProfile>& anchors,
+                  std::string& error) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) {
+      error = "cannot write the JIT profile '" + tmp + "'";
+      return false;
+    }
+    out << "canary-jit-profile 1 " << program_fingerprint(program) << "\n";
+    for (const AnchorProfile& a : anchors) {
+      out << "anchor " << a.anchor.size() << " " << a.anchor << " tier " << static_cast<int>(a.tier) << "\n";
+      for (const DimRef& d : a.knowledge.symbolic) out << "symbolic " << d.entry << " " << d.axis << "\n";
+      for (const auto& [x, y] : a.knowledge.unequal)
+        out << "unequal " << x.entry << " " << x.axis << " " << y.entry << " " << y.axis << "\n";
+    }
+    if (!out.flush()) {
+      error = "cannot write the JIT profile '" + tmp + "'";
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);  // atomic replace: a crash never leaves half a file
+  if (ec) {
+    error = "cannot replace the JIT profile '" + path + "': " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+bool fail(std::string& error, const std::string& path, int line, const std::string& what) {
+  error = "JIT profile '" + path + "' line " + std::to_string(line) + ": " + what;
+  return false;
+}
+
+}  // namespace
+
+bool load_profile(const std::string& path, const vm::Program& program, std::vector<AnchorProfile>& anchors,
+                  std::string& error) {
+  std::ifstream in(path);
+  if (!in) return true;  // no profile yet: start cold
+  std::string header, fingerprint;
+  int version = 0;
+  if (!(in >> header >> version >> fingerprint) || header != "canary-jit-profile" || version != 1)
+    return fail(error, path, 1, "not a canary JIT profile (version 1)");
+  if (fingerprint != program_fingerprint(program))
+    return fail(error, path, 1, "written for another model (fingerprint " + fingerprint + ")");
+  std::vector<AnchorProfile> loaded;
+  std::string word;
+  int line = 1;
+  while (in >> word) {
+    ++line;
+    if (word == "anchor") {
+      std::size_t len = 0;
+      int tier = 0;
+      std::string tier_word;
+      if (!(in >> len) || len > 4096) return fail(error, path, line, "bad anchor name length");
+      in.get();
+      std::string name(len, '\0');
+      in.read(name.data(), static_cast<std::streamsize>(len));
+      if (!in || !(in >> tier_word >> tier) || tier_word != "tier" || tier < 0 || tier > 2)
+        return fail(error, path, line, "bad anchor line");
+      loaded.push_back({name, static_cast<Tier>(tier), {}});
+    } else if (word == "symbolic" && !loaded.empty()) {
+      DimRef d;
+      if (!(in >> d.entry >> d.axis)) return fail(error, path, line, "bad symbolic line");
+      loaded.back().knowledge.symbolic.insert(d);
+    } else if (word == "unequal" && !loaded.empty()) {
+      DimRef a, b;
+      if (!(in >> a.entry >> a.axis >> b.entry >> b.axis)) return fail(error, path, line, "bad unequal line");
+      loaded.back().knowledge.unequal.insert({a, b});
+    } else {
+      return fail(error, path, line, "unexpected '" + word + "'");
+    }
+  }
+  anchors = std::move(loaded);
+  return true;
+}
+
+}  // namespace canary::jit

@@ -1,0 +1,95 @@
+// Per-session JIT hooks: variant selection at anchors, recording on request,
+// and reporting guard failures, deopts and value canaries to the engine.
+#include "jit/session_hooks.h"
+
+namespace canary::jit {
+
+SessionHooks::SessionHooks(std::shared_ptr<Engine> engine, std::int64_t max_loop_iterations, int threads)
+    : engine_(std::move(engine)) {
+  ctx_.max_loop_iterations = max_loop_iterations;
+  ctx_.threads = threads <= 0 ? 1 : threads;
+}
+
+std::uint64_t SessionHooks::hot_threshold() const { return std::max<std::uint64_t>(1, engine_->options().hot_threshold); }
+
+void SessionHooks::on_hot(const vm::Program&, vm::AnchorId anchor, const vm::ShapeProfile&) {
+  engine_->on_hot(anchor, call_);
+}
+
+SessionHooks::AnchorView& SessionHooks::view(vm::AnchorId anchor) {
+  if (views_.size() <= anchor.index) views_.resize(anchor.index + 1);
+  AnchorView& v = views_[anchor.index];
+  if (v.version != engine_->version(anchor)) {
+    InstalledVariants iv = engine_->variants(anchor);
+    v.version = iv.version;
+    v.list = std::move(iv.list);
+    v.scratch.assign(v.list->size(), TraceScratch{});
+  }
+  return v;
+}
+
+vm::EntryResult SessionHooks::start_recording(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at) {
+  const std::uint64_t call = call_;
+  Engine* engine = engine_.get();
+  recorder_ = std::make_unique<TraceRecorder>(program, anchor, cut_at, [engine, anchor, call](std::optional<Trace> t) {
+    engine->submit(anchor, std::move(t), call);
+  });
+  vm::EntryResult r;
+  r.action = vm::EntryAction::Record;
+  r.observer = recorder_.get();
+  return r;
+}
+
+vm::EntryResult SessionHooks::enter(const vm::Program& program, vm::AnchorId anchor, const vm::FrameView& frame) {
+  if (!engine_->active()) return {};
+  const bool recording = recorder_ && !recorder_->finished();
+  if (!recording && engine_->recording_wanted(anchor)) {
+    // A retrace is wanted (e.g. a branch that keeps deoptimising): record this
+    // call instead of running the variant it will replace.
+    const RecordingTicket ticket = engine_->claim_recording(anchor);
+    if (ticket.record) return start_recording(program, anchor, ticket.cut_at);
+  }
+  AnchorView& v = view(anchor);
+  const CompiledTrace* refused = nullptr;
+  std::uint32_t refused_guard = 0;
+  for (std::size_t i = 0; i < v.list->size(); ++i) {
+    const CompiledTrace& trace = *(*v.list)[i];
+    const TraceRun run = trace.run(frame, ctx_, v.scratch[i]);
+    if (run.outcome == TraceOutcome::GuardFailed) {
+      refused = &trace;
+      refused_guard = run.exit;
+      continue;
+    }
+    ++counters_.compiled_entries;
+    if (run.value_canary) {
+      ++counters_.value_canaries;
+      engine_->on_value_canary(anchor, trace, call_);
+    }
+    vm::EntryResult r;
+    r.action = vm::EntryAction::Resumed;
+    r.resume_pc = run.resume_pc;
+    if (run.outcome == TraceOutcome::Exited) {
+      r.exit = vm::ExitId{run.exit};
+      exited_ = &trace;
+    }
+    return r;
+  }
+  if (refused) {
+    ++counters_.guard_failures;
+    engine_->on_guard_failure(anchor, *refused, refused_guard, frame, call_);
+  }
+  if (recording) return {};  // one recording at a time
+  const RecordingTicket ticket = engine_->claim_recording(anchor);
+  if (ticket.record) return start_recording(program, anchor, ticket.cut_at);
+  return {};
+}
+
+void SessionHooks::on_side_exit(const vm::Program&, vm::AnchorId anchor, vm::ExitId exit, vm::Pc,
+                                const vm::FrameView&) {
+  if (exited_ == nullptr) return;
+  ++counters_.deopts;
+  engine_->on_exit(anchor, *exited_, exit.index, call_);
+  exited_ = nullptr;
+}
+
+}  // namespace canary::jit

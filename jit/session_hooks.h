@@ -1,0 +1,52 @@
+// SessionHooks: one session's side of the JIT — the vm::JitHooks the
+// interpreter calls. Picks an installed variant whose guards pass, runs it,
+// reports guard failures and side exits to the Engine, and records traces
+// when the Engine asks for one.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "jit/compiled_trace.h"
+#include "jit/engine.h"
+#include "jit/trace_recorder.h"
+
+namespace canary::jit {
+
+class SessionHooks final : public vm::JitHooks {
+ public:
+  SessionHooks(std::shared_ptr<Engine> engine, std::int64_t max_loop_iterations, int threads);
+
+  // The session's call number (1-based), stamped on events.
+  void begin_call(std::uint64_t call) { call_ = call; }
+  const JitStats& counters() const { return counters_; }
+
+  std::uint64_t hot_threshold() const override;
+  void on_hot(const vm::Program& program, vm::AnchorId anchor, const vm::ShapeProfile& profile) override;
+  vm::EntryResult enter(const vm::Program& program, vm::AnchorId anchor, const vm::FrameView& frame) override;
+  void on_side_exit(const vm::Program& program, vm::AnchorId anchor, vm::ExitId exit, vm::Pc pc,
+                    const vm::FrameView& frame) override;
+
+ private:
+  // This session's view of one anchor's variants (reloaded when the version changes).
+  struct AnchorView {
+    std::uint64_t version = UINT64_MAX;
+    std::shared_ptr<const VariantList> list;
+    std::vector<TraceScratch> scratch;  // per variant
+  };
+
+  AnchorView& view(vm::AnchorId anchor);
+  vm::EntryResult start_recording(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at);
+
+  std::shared_ptr<Engine> engine_;
+  RunContext ctx_;
+  std::vector<AnchorView> views_;
+  std::unique_ptr<TraceRecorder> recorder_;
+  std::uint64_t call_ = 0;
+  JitStats counters_;
+  // The variant that just ran and left through an exit (for on_side_exit).
+  const CompiledTrace* exited_ = nullptr;
+};
+
+}  // namespace canary::jit

@@ -1,0 +1,345 @@
+// The body of an emitted elementwise kernel: the row loop over the
+// flattened (i0, i1) space with per-row input and output pointers, the d2
+// loop as an (optionally unrolled) vector main loop plus a masked (AVX-512)
+// or one-lane (AVX2, scalar) tail, and the non-finite value canary.
+#include <cstddef>
+#include <optional>
+
+#include "jit/x86/elementwise_codegen_stages.h"
+
+namespace canary::jit::x86 {
+namespace {
+
+namespace ax = asmjit::x86;
+
+// How one evaluation of the DAG touches memory.
+enum class Lanes {
+  Full,    // a whole tier vector
+  Masked,  // an AVX-512 vector under the tail mask
+  Single,  // lane 0 of an xmm register
+};
+
+// Unroll the vector loop by 2 when the DAG is at most this many arithmetic nodes.
+constexpr int kUnrollMaxNodes = 8;
+
+// Emits one kernel function: registers that live across the loops and the
+// emission steps that use them.
+class KernelEmitter {
+ public:
+  KernelEmitter(ax::Compiler& cc, const FusedElementwiseSpec& spec, Isa isa)
+      : cc_(cc),
+        spec_(spec),
+        isa_(isa),
+        lanes_(isa_lanes(isa)),
+        live_(live_nodes(spec)),
+        input_used_(spec.num_inputs, false),
+        vec_ctx_(cc, isa, spec.math),
+        lane_ctx_(cc, Isa::Scalar, spec.math) {}
+
+  bool emit(std::string& error);
+
+ private:
+  void find_used_inputs();
+  void load_arguments(const ax::Gp& args, const asmjit::Label& exit);
+  void split_first_row();
+  void set_row_pointers();
+  void advance_row();
+  bool emit_d2_loops(std::string& error);
+  bool emit_vector_loop(int unroll, std::string& error);
+  bool emit_masked_tail(std::string& error);
+  bool emit_lane_loop(std::string& error);
+  bool emit_body(Lanes lanes, int offset, std::string& error);
+  void check_non_finite(Lanes lanes, const ax::Vec& v);
+  void emit_canary_result(const ax::Gp& result);
+  bool small_dag() const;
+  ax::Mem element(const ax::Gp& base, int offset, Lanes lanes) const;
+
+  ax::Compiler& cc_;
+  const FusedElementwiseSpec& spec_;
+  Isa isa_;
+  int lanes_;
+  std::vector<bool> live_;
+  std::vector<bool> input_used_;  // read by a live Input node
+  VecContext vec_ctx_;   // tier width
+  VecContext lane_ctx_;  // one lane (xmm), for the AVX2 tail and the scalar tier
+  std::optional<std::int64_t> known_d2_;
+  ax::Gp inputs_, outputs_, strides_, row_, row_end_, i0_, i1_, d1_, d2_, i_, flag_;
+  std::vector<ax::Gp> in_ptr_, out_ptr_;
+  std::vector<ax::Vec> broadcast_;
+  ax::KReg tail_mask_;
+  ax::Vec acc_;
+};
+
+// Marks the inputs some live Input node reads.
+void KernelEmitter::find_used_inputs() {
+  for (std::size_t i = 0; i < spec_.nodes.size(); ++i)
+    if (live_[i] && spec_.nodes[i].op == EwOp::Input) input_used_[spec_.nodes[i].input] = true;
+}
+
+// Loads FusedArgs fields into registers (bounds baked in for exact variants);
+// jumps to `exit` when d1 or d2 is not positive (there is nothing to compute).
+void KernelEmitter::load_arguments(const ax::Gp& args, const asmjit::Label& exit) {
+  auto field = [&](std::size_t offset) { return ax::qword_ptr(args, static_cast<std::int32_t>(offset)); };
+  inputs_ = cc_.newIntPtr("inputs");
+  outputs_ = cc_.newIntPtr("outputs");
+  strides_ = cc_.newIntPtr("strides");
+  d1_ = cc_.newIntPtr("d1");
+  d2_ = cc_.newIntPtr("d2");
+  cc_.mov(inputs_, field(offsetof(FusedArgs, inputs)));
+  cc_.mov(outputs_, field(offsetof(FusedArgs, outputs)));
+  cc_.mov(strides_, field(offsetof(FusedArgs, strides)));
+  if (spec_.exact_dims) {
+    known_d2_ = (*spec_.exact_dims)[2];
+    cc_.mov(d1_, (*spec_.exact_dims)[1]);
+    cc_.mov(d2_, *known_d2_);
+  } else {
+    cc_.mov(d1_, field(offsetof(FusedArgs, dims) + sizeof(std::int64_t)));
+    cc_.mov(d2_, field(offsetof(FusedArgs, dims) + 2 * sizeof(std::int64_t)));
+  }
+  cc_.test(d1_, d1_);
+  cc_.jle(exit);
+  cc_.test(d2_, d2_);
+  cc_.jle(exit);
+}
+
+// i0 = row / d1, i1 = row % d1 for the first row (rows are not negative).
+void KernelEmitter::split_first_row() {
+  i0_ = cc_.newIntPtr("i0");
+  i1_ = cc_.newIntPtr("i1");
+  cc_.mov(i0_, row_);
+  cc_.xor_(i1_, i1_);
+  cc_.div(i1_, i0_, d1_);
+}
+
+// Per row: input pointers (or broadcast values) at i0 * stride0 + i1 * stride1,
+// output pointers at row * d2.
+void KernelEmitter::set_row_pointers() {
+  ax::Gp off = cc_.newIntPtr("off"), t = cc_.newIntPtr("t");
+  for (std::uint16_t k = 0; k < spec_.num_inputs; ++k) {
+    if (!input_used_[k]) continue;
+    cc_.mov(off, i0_);
+    cc_.imul(off, ax::qword_ptr(strides_, 16 * k));
+    cc_.mov(t, i1_);
+    cc_.imul(t, ax::qword_ptr(strides_, 16 * k + 8));
+    cc_.add(off, t);
+    cc_.mov(t, ax::qword_ptr(inputs_, 8 * k));
+    if (spec_.inner_broadcast[k]) cc_.vbroadcastss(broadcast_[k], ax::dword_ptr(t, off, 2));
+    else cc_.lea(in_ptr_[k], ax::ptr(t, off, 2));
+  }
+  cc_.mov(off, row_);
+  cc_.imul(off, d2_);
+  for (std::size_t k = 0; k < spec_.outputs.size(); ++k) {
+    cc_.mov(t, ax::qword_ptr(outputs_, static_cast<std::int32_t>(8 * k)));
+    cc_.lea(out_ptr_[k], ax::ptr(t, off, 2));
+  }
+}
+
+// row += 1 and (i0, i1) += (0, 1) with carry into i0 at d1.
+void KernelEmitter::advance_row() {
+  asmjit::Label same_i0 = cc_.newLabel();
+  cc_.inc(row_);
+  cc_.inc(i1_);
+  cc_.cmp(i1_, d1_);
+  cc_.jne(same_i0);
+  cc_.xor_(i1_, i1_);
+  cc_.inc(i0_);
+  cc_.bind(same_i0);
+}
+
+// Address of the element at i + offset in the lane layout's width.
+ax::Mem KernelEmitter::element(const ax::Gp& base, int offset, Lanes lanes) const {
+  const std::int32_t disp = offset * 4;
+  if (lanes == Lanes::Single) return ax::dword_ptr(base, i_, 2, disp);
+  if (isa_ == Isa::Avx512) return ax::zmmword_ptr(base, i_, 2, disp);
+  return isa_ == Isa::Avx2 ? ax::ymmword_ptr(base, i_, 2, disp) : ax::xmmword_ptr(base, i_, 2, disp);
+}
+
+// ORs "v holds a NaN or Inf" into the canary (v - v is +0 exactly when v is finite).
+void KernelEmitter::check_non_finite(Lanes lanes, const ax::Vec& v) {
+  if (lanes == Lanes::Single) {
+    ax::Xmm t = cc_.newXmm("nf");
+    ax::Gp bits = cc_.newGpd("nfbits");
+    cc_.vsubss(t, v.xmm(), v.xmm());
+    cc_.vmovd(bits, t);
+    cc_.or_(flag_, bits);
+    return;
+  }
+  ax::Vec t = vec_ctx_.new_vec("nf");
+  if (lanes == Lanes::Masked) cc_.k(tail_mask_).z().vsubps(t, v, v);
+  else cc_.vsubps(t, v, v);
+  cc_.vorps(acc_, acc_, t);
+}
+
+// Evaluates the DAG for the vector at i + offset and stores every output.
+bool KernelEmitter::emit_body(Lanes lanes, int offset, std::string& error) {
+  VecContext& ctx = lanes == Lanes::Single ? lane_ctx_ : vec_ctx_;
+  auto load = [&](std::uint16_t k) -> ax::Vec {
+    if (spec_.inner_broadcast[k]) return lanes == Lanes::Single ? ax::Vec(broadcast_[k].xmm()) : broadcast_[k];
+    ax::Vec v = ctx.new_vec("in");
+    const ax::Mem at = element(in_ptr_[k], offset, lanes);
+    if (lanes == Lanes::Single) cc_.vmovss(v.xmm(), at);
+    else if (lanes == Lanes::Masked) cc_.k(tail_mask_).z().vmovups(v, at);
+    else cc_.vmovups(v, at);
+    return v;
+  };
+  std::vector<ax::Vec> values;
+  if (!emit_fused_nodes(ctx, spec_, live_, load, values, error)) return false;
+  std::vector<bool> checked(spec_.nodes.size(), false);
+  for (std::size_t k = 0; k < spec_.outputs.size(); ++k) {
+    const ax::Vec& v = values[spec_.outputs[k]];
+    const ax::Mem at = element(out_ptr_[k], offset, lanes);
+    if (lanes == Lanes::Single) cc_.vmovss(at, v.xmm());
+    else if (lanes == Lanes::Masked) cc_.k(tail_mask_).vmovups(at, v);
+    else cc_.vmovups(at, v);
+    if (spec_.check_non_finite && !checked[spec_.outputs[k]]) check_non_finite(lanes, v);
+    checked[spec_.outputs[k]] = true;
+  }
+  return true;
+}
+
+// True when the DAG is small enough to unroll the vector loop by 2.
+bool KernelEmitter::small_dag() const {
+  int arithmetic = 0;
+  for (std::size_t i = 0; i < spec_.nodes.size(); ++i) {
+    const EwOp op = spec_.nodes[i].op;
+    if (!live_[i] || op == EwOp::Input || op == EwOp::Constant) continue;
+    if (ew_is_transcendental(op)) return false;
+    ++arithmetic;
+  }
+  return arithmetic <= kUnrollMaxNodes;
+}
+
+// while (i + unroll * lanes <= d2) { unroll vector bodies; i += unroll * lanes }
+bool KernelEmitter::emit_vector_loop(int unroll, std::string& error) {
+  const int step = unroll * lanes_;
+  if (known_d2_ && *known_d2_ < step) return true;
+  asmjit::Label top = cc_.newLabel(), done = cc_.newLabel();
+  ax::Gp limit = cc_.newIntPtr("limit");
+  cc_.lea(limit, ax::ptr(d2_, -step));
+  cc_.bind(top);
+  cc_.cmp(i_, limit);
+  cc_.jg(done);
+  for (int u = 0; u < unroll; ++u)
+    if (!emit_body(Lanes::Full, u * lanes_, error)) return false;
+  cc_.add(i_, step);
+  cc_.jmp(top);
+  cc_.bind(done);
+  return true;
+}
+
+// The AVX-512 tail: the remaining d2 - i (< 16) lanes under a k-mask.
+bool KernelEmitter::emit_masked_tail(std::string& error) {
+  if (known_d2_ && *known_d2_ % lanes_ == 0) return true;
+  asmjit::Label done = cc_.newLabel();
+  ax::Gp rem = cc_.newIntPtr("rem"), bits = cc_.newIntPtr("mask");
+  cc_.mov(rem, d2_);
+  cc_.sub(rem, i_);
+  cc_.jz(done);
+  cc_.mov(bits, 1);
+  cc_.shl(bits, rem.r8());
+  cc_.dec(bits);
+  cc_.kmovw(tail_mask_, bits.r32());
+  if (!emit_body(Lanes::Masked, 0, error)) return false;
+  cc_.bind(done);
+  return true;
+}
+
+// while (i < d2) { one-lane body; ++i }: the AVX2 tail and the scalar tier.
+bool KernelEmitter::emit_lane_loop(std::string& error) {
+  if (known_d2_ && isa_ != Isa::Scalar && *known_d2_ % lanes_ == 0) return true;
+  asmjit::Label top = cc_.newLabel(), done = cc_.newLabel();
+  cc_.bind(top);
+  cc_.cmp(i_, d2_);
+  cc_.jge(done);
+  if (!emit_body(Lanes::Single, 0, error)) return false;
+  cc_.inc(i_);
+  cc_.jmp(top);
+  cc_.bind(done);
+  return true;
+}
+
+// The loops over d2 for one row.
+bool KernelEmitter::emit_d2_loops(std::string& error) {
+  cc_.xor_(i_, i_);
+  if (isa_ == Isa::Scalar) return emit_lane_loop(error);
+  if (small_dag() && !emit_vector_loop(2, error)) return false;
+  if (!emit_vector_loop(1, error)) return false;
+  return isa_ == Isa::Avx512 ? emit_masked_tail(error) : emit_lane_loop(error);
+}
+
+// result = 1 when any output seen was NaN or Inf, else 0.
+void KernelEmitter::emit_canary_result(const ax::Gp& result) {
+  if (isa_ == Isa::Avx512) {
+    ax::KReg k = cc_.newKw("nfk");
+    ax::Gp bits = cc_.newGpd("nfk_bits");
+    cc_.vptestmd(k, acc_, acc_);
+    cc_.kmovw(bits, k);
+    cc_.or_(flag_, bits);
+  } else if (isa_ == Isa::Avx2) {
+    ax::Gp any = cc_.newGpd("nf_any");
+    cc_.xor_(any, any);
+    cc_.vptest(acc_, acc_);
+    cc_.setnz(any.r8());
+    cc_.or_(flag_, any);
+  }
+  cc_.xor_(result, result);
+  cc_.test(flag_, flag_);
+  cc_.setnz(result.r8());
+}
+
+// The function: argument loads, the row loop around the d2 loops, the result.
+bool KernelEmitter::emit(std::string& error) {
+  using Signature = asmjit::FuncSignatureT<std::uint32_t, const FusedArgs*>;
+  asmjit::FuncNode* fn = cc_.addFunc(Signature(asmjit::CallConvId::kHost));
+  ax::Gp args = cc_.newIntPtr("args"), result = cc_.newGpd("result");
+  fn->setArg(0, args);
+  // VEX spills and reloads, all 32 vector registers on AVX-512, vzeroupper before ret.
+  fn->frame().setAvxEnabled();
+  if (isa_ == Isa::Avx512) fn->frame().setAvx512Enabled();
+  fn->frame().addAttributes(asmjit::FuncAttributes::kX86_AVXCleanup);
+  asmjit::Label exit_label = cc_.newLabel(), row_top = cc_.newLabel();
+  row_ = cc_.newIntPtr("row");
+  row_end_ = cc_.newIntPtr("row_end");
+  i_ = cc_.newIntPtr("i");
+  flag_ = cc_.newGpd("flag");
+  tail_mask_ = cc_.newKw("tail");
+  cc_.xor_(flag_, flag_);
+  if (spec_.check_non_finite && isa_ != Isa::Scalar) {
+    acc_ = vec_ctx_.new_vec("nf_acc");
+    cc_.vxorps(acc_, acc_, acc_);
+  }
+  cc_.mov(row_, ax::qword_ptr(args, offsetof(FusedArgs, row_begin)));
+  cc_.mov(row_end_, ax::qword_ptr(args, offsetof(FusedArgs, row_end)));
+  cc_.cmp(row_, row_end_);
+  cc_.jge(exit_label);
+  find_used_inputs();
+  load_arguments(args, exit_label);
+  split_first_row();
+  for (std::uint16_t k = 0; k < spec_.num_inputs; ++k) {
+    in_ptr_.push_back(cc_.newIntPtr("in"));
+    broadcast_.push_back(vec_ctx_.new_vec("bcast"));
+  }
+  for (std::size_t k = 0; k < spec_.outputs.size(); ++k) out_ptr_.push_back(cc_.newIntPtr("out"));
+  cc_.bind(row_top);
+  set_row_pointers();
+  if (!emit_d2_loops(error)) return false;
+  advance_row();
+  cc_.cmp(row_, row_end_);
+  cc_.jl(row_top);
+  cc_.bind(exit_label);
+  if (spec_.check_non_finite) emit_canary_result(result);
+  else cc_.xor_(result, result);
+  cc_.ret(result);
+  cc_.endFunc();
+  return true;
+}
+
+}  // namespace
+
+// Runs a KernelEmitter for the spec and tier.
+bool emit_elementwise_function(ax::Compiler& cc, const FusedElementwiseSpec& spec, Isa isa, std::string& error) {
+  KernelEmitter emitter(cc, spec, isa);
+  return emitter.emit(error);
+}
+
+}  // namespace canary::jit::x86

@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""Trains the flow-meter models on generator output and exports them as ONNX.
+
+Offline only (never in CI). Needs Debian's python3-torch, python3-onnx and
+python3-numpy under /usr/bin/python3, and a built canary-flowmeter:
+
+    bash scripts/build.sh --target canary_flowmeter
+    /usr/bin/python3 samples/flowmeter/train.py
+
+Data comes from `canary-flowmeter generate` (the C++ generator, with the
+app's own gap repair); each exported model is loaded back through the Canary
+runtime (`canary-flowmeter predict`) and compared with PyTorch. Writes
+models/flowmeter_conv.onnx, models/flowmeter_lstm.onnx and models/metrics.json.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from flowmeter_onnx import export_conv, export_lstm  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PHASES = ["oil", "gas", "water"]
+FLOORS = np.array([5.0, 1000.0, 5.0])  # Sm3/h, the app's MAPE floors (flow_accuracy.h)
+
+
+class ConvNet(torch.nn.Module):
+    """[N, 7, W] -> Conv(7->32, k5) -> Relu -> Conv(32->32, k5, d2) -> Relu -> mean_t -> 32 -> Relu -> 3 -> softplus."""
+
+    def __init__(self, mean, std, scale):
+        super().__init__()
+        self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32).view(1, -1, 1))
+        self.register_buffer("std", torch.tensor(std, dtype=torch.float32).view(1, -1, 1))
+        self.register_buffer("scale", torch.tensor(scale, dtype=torch.float32))
+        self.c1 = torch.nn.Conv1d(7, 32, 5)
+        self.c2 = torch.nn.Conv1d(32, 32, 5, dilation=2)
+        self.fc1 = torch.nn.Linear(32, 32)
+        self.fc2 = torch.nn.Linear(32, 3)
+
+    def forward(self, x, lens=None):
+        h = torch.relu(self.c1((x - self.mean) / self.std))
+        h = torch.relu(self.c2(h)).mean(dim=2)
+        return torch.nn.functional.softplus(self.fc2(torch.relu(self.fc1(h)))) * self.scale
+
+
+class LstmNet(torch.nn.Module):
+    """[N, 7, W] -> LSTM 64 -> LSTM 64 -> last valid step -> Gemm 3 -> softplus."""
+
+    def __init__(self, mean, std, scale):
+        super().__init__()
+        self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32).view(1, 1, -1))
+        self.register_buffer("std", torch.tensor(std, dtype=torch.float32).view(1, 1, -1))
+        self.register_buffer("scale", torch.tensor(scale, dtype=torch.float32))
+        self.lstm = torch.nn.LSTM(7, 64, num_layers=2, batch_first=True)
+        self.fc = torch.nn.Linear(64, 3)
+
+    def forward(self, x, lens=None):
+        y, _ = self.lstm((x.transpose(1, 2) - self.mean) / self.std)
+        return torch.nn.functional.softplus(self.fc(y[:, -1])) * self.scale
+
+
+def load_split(data_dir, split):
+    """{W: (x f32 [n, 7, W], y f64 [n, 3])} for one split."""
+    buckets = {}
+    for path in sorted(glob.glob(os.path.join(data_dir, split + "_x_w*.npy"))):
+        w = int(re.search(r"_w(\d+)\.npy$", path).group(1))
+        buckets[w] = (np.load(path), np.load(path.replace("_x_", "_y_")))
+    if not buckets:
+        sys.exit("no %s data in %s" % (split, data_dir))
+    return buckets
+
+
+def relative_loss(pred, y, floors):
+    """|log(pred + floor) - log(y + floor)|: a relative error that stops at the floor."""
+    return (torch.log(pred + floors) - torch.log(y + floors)).abs().mean()
+
+
+def predict(net, x, batch=512):
+    with torch.no_grad():
+        return np.concatenate([net(torch.from_numpy(x[i:i + batch])).numpy() for i in range(0, len(x), batch)])
+
+
+def mape(pred, y):
+    """Per-phase MAPE in percent with the app's floors."""
+    return (100.0 * np.abs(pred - y) / np.maximum(y, FLOORS)).mean(axis=0)
+
+
+def evaluate(net, buckets):
+    preds, ys = [], []
+    for w, (x, y) in sorted(buckets.items()):
+        preds.append(predict(net, x))
+        ys.append(y)
+    m = mape(np.concatenate(preds), np.concatenate(ys))
+    return {p: round(float(v), 2) for p, v in zip(PHASES, m)}
+
+
+def train(net, train_buckets, val_buckets, epochs, lr, batch, log_name):
+    """Adam with cosine decay over shuffled same-length mini-batches."""
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    floors = torch.tensor(FLOORS, dtype=torch.float32)
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    steps_per_epoch = sum((len(x) + batch - 1) // batch for x, _ in train_buckets.values())
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs * steps_per_epoch)
+    start = time.time()
+    for epoch in range(epochs):
+        plan = [(w, i) for w, (x, _) in train_buckets.items() for i in range(0, len(x), batch)]
+        order = {w: rng.permutation(len(x)) for w, (x, _) in train_buckets.items()}
+        total = 0.0
+        for k in rng.permutation(len(plan)):
+            w, i = plan[k]
+            idx = order[w][i:i + batch]
+            x = torch.from_numpy(train_buckets[w][0][idx])
+            y = torch.from_numpy(train_buckets[w][1][idx]).float()
+            net.train()
+            loss = relative_loss(net(x), y, floors)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            total += float(loss) * len(idx)
+        net.eval()
+        n = sum(len(x) for x, _ in train_buckets.values())
+        print("%s epoch %2d loss %.4f val MAPE %s (%.0f s)" % (log_name, epoch + 1, total / n,
+              evaluate(net, val_buckets), time.time() - start), flush=True)
+    return time.time() - start
+
+
+def canary_check(binary, onnx_path, net, buckets, with_lens):
+    """Runs the exported model through Canary on validation windows of every length; worst relative gap to torch."""
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for w, (x, _) in sorted(buckets.items()):
+            x = x[:64]
+            np.save(os.path.join(tmp, "x.npy"), x)
+            cmd = [binary, "predict", "--model-path", onnx_path, "--x", os.path.join(tmp, "x.npy"),
+                   "--out", os.path.join(tmp, "y.npy")]
+            if with_lens:
+                np.save(os.path.join(tmp, "lens.npy"), np.full(len(x), w, dtype=np.int32))
+                cmd += ["--lens", os.path.join(tmp, "lens.npy")]
+            subprocess.run(cmd, check=True)
+            ours, ref = np.load(os.path.join(tmp, "y.npy")), predict(net, x)
+            worst = max(worst, float((np.abs(ours - ref) / np.maximum(np.abs(ref), 1.0)).max()))
+    return worst
+
+
+def normalisation(buckets):
+    x, y = buckets[60]
+    mean, std = x.mean(axis=(0, 2)), x.std(axis=(0, 2)) + 1e-3
+    scale = np.array([np.median(y[:, p][y[:, p] > 0]) for p in range(3)])
+    return mean, std, scale
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "samples", "flowmeter", "canary-flowmeter"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "build", "flowmeter-data"))
+    ap.add_argument("--fields", type=int, default=160)
+    ap.add_argument("--out", default=os.path.join(HERE, "models"))
+    ap.add_argument("--conv-epochs", type=int, default=40)
+    ap.add_argument("--lstm-epochs", type=int, default=14)
+    ap.add_argument("--only", choices=["conv", "lstm"])
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    if not glob.glob(os.path.join(args.data, "train_x_w*.npy")):
+        os.makedirs(args.data, exist_ok=True)
+        subprocess.run([args.binary, "generate", "--out", args.data, "--fields", str(args.fields)], check=True)
+    train_b, val_b = load_split(args.data, "train"), load_split(args.data, "val")
+    mean, std, scale = normalisation(train_b)
+    metrics_path = os.path.join(args.out, "metrics.json")
+    metrics = json.load(open(metrics_path)) if os.path.exists(metrics_path) else {}
+    metrics["data"] = {"train_windows": {str(w): len(x) for w, (x, _) in sorted(train_b.items())},
+                       "val_windows": {str(w): len(x) for w, (x, _) in sorted(val_b.items())},
+                       "mape_floors_sm3h": dict(zip(PHASES, FLOORS.tolist())),
+                       "target": "window-mean oil, gas, water rates in Sm3/h"}
+    specs = [("conv", ConvNet, args.conv_epochs, 3e-3, 128, export_conv, False),
+             ("lstm", LstmNet, args.lstm_epochs, 3e-3, 128, export_lstm, True)]
+    for name, cls, epochs, lr, batch, export, with_lens in specs:
+        if args.only and args.only != name:
+            continue
+        torch.manual_seed(1)
+        net = cls(mean, std, scale)
+        seconds = train(net, train_b, val_b, epochs, lr, batch, name)
+        net.eval()
+        path = os.path.join(args.out, "flowmeter_%s.onnx" % name)
+        export(net, path)
+        metrics[name] = {"val_mape_percent": evaluate(net, val_b), "epochs": epochs,
+                         "parameters": sum(p.numel() for p in net.parameters()),
+                         "train_seconds": round(seconds), "onnx_bytes": os.path.getsize(path),
+                         "canary_vs_torch_max_rel_diff": canary_check(args.binary, path, net, val_b, with_lens)}
+        print(name, json.dumps(metrics[name]), flush=True)
+    with open(metrics_path, "w") as f:
+        json.dump(metrics, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+// Recording and planning: the trace a run produces, the fused groups and
+// guards planned from it, and the collapse of broadcast layouts.
+#include <catch2/catch.hpp>
+
+#include <optional>
+
+#include "graph/text_format.h"
+#include "jit/plan.h"
+#include "jit/plan_fusion.h"
+#include "jit/trace_recorder.h"
+#include "vm/compiler.h"
+#include "vm/interpreter.h"
+
+using namespace canary;
+using namespace canary::jit;
+
+namespace {
+
+// Hooks that record the entry anchor's region on the first call.
+class RecordOnce : public vm::JitHooks {
+ public:
+  std::uint64_t hot_threshold() const override { return 1; }
+  void on_hot(const vm::Program&, vm::AnchorId, const vm::ShapeProfile&) override {}
+  vm::EntryResult enter(const vm::Program& program, vm::AnchorId anchor, const vm::FrameView&) override {
+    if (recorder || anchor.index != 0) return {};
+    recorder = std::make_unique<TraceRecorder>(program, anchor, vm::kNoPc, [this](std::optional<Trace> t) { trace = t; });
+    vm::EntryResult r;
+    r.action = vm::EntryAction::Record;
+    r.observer = recorder.get();
+    return r;
+  }
+  void on_side_exit(const vm::Program&, vm::AnchorId, vm::ExitId, vm::Pc, const vm::FrameView&) override {}
+  std::unique_ptr<TraceRecorder> recorder;
+  std::optional<Trace> trace;
+};
+
+struct Recorded {
+  std::shared_ptr<const vm::Program> program;
+  Trace trace;
+};
+
+Recorded record(const char* text, std::vector<Tensor> inputs) {
+  auto program = vm::compile(*graph::parse_graph(text));
+  vm::Interpreter interp(program);
+  RecordOnce hooks;
+  interp.set_hooks(&hooks);
+  interp.run(inputs);
+  REQUIRE(hooks.trace.has_value());
+  return {program, *hooks.trace};
+}
+
+const char* kChainWithMatMul = R"(canary v1
+graph main(x: f32[N, 4], b: f32[4]) -> (y, u) {
+  const w: f32[4, 4] = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+  const half: f32[] = [0.5]
+  s = Mul(x, half)
+  t = Add(s, b)
+  u = Tanh(t)
+  m = MatMul(u, w)
+  y = Relu(m)
+}
+)";
+
+}  // namespace
+
+TEST_CASE("recording follows one run and keeps shapes before each instruction", "[unit][jit][plan]") {
+  auto r = record(kChainWithMatMul, {Tensor::empty(DType::F32, {3, 4}), Tensor::empty(DType::F32, {4})});
+  CHECK(r.trace.end == TraceEnd::Return);
+  REQUIRE(r.trace.ops.size() == 5);
+  CHECK(r.trace.ops[0].inputs[0].shape == Shape{3, 4});
+  CHECK(r.trace.ops[3].outputs[0].shape == Shape{3, 4});
+  // x, half, b, w: read before any write, in first-read order.
+  REQUIRE(r.trace.entry.size() == 4);
+  CHECK(r.trace.entry[0].shape == Shape{3, 4});
+  CHECK(r.trace.entry[1].shape == Shape{});
+}
+
+TEST_CASE("planning fuses the elementwise run and stores what outlives it", "[unit][jit][plan]") {
+  auto r = record(kChainWithMatMul, {Tensor::empty(DType::F32, {3, 4}), Tensor::empty(DType::F32, {4})});
+  const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
+  // Mul, Add, Tanh fused; MatMul a kernel; Relu a one-op group.
+  REQUIRE(plan.steps.size() == 3);
+  CHECK(plan.steps[0].kind == StepKind::Fused);
+  CHECK(plan.steps[1].kind == StepKind::Kernel);
+  CHECK(plan.steps[2].kind == StepKind::Fused);
+  const FusedStep& g = plan.fused[0];
+  CHECK(g.pcs.size() == 3);
+  // Inputs x and b (half is folded as a constant); one output, u, read by
+  // MatMul and returned.
+  CHECK(g.inputs.size() == 2);
+  REQUIRE(g.outputs.size() == 1);
+  CHECK(g.spec.inner_broadcast == std::vector<bool>{false, false});
+  REQUIRE(g.spec.exact_dims.has_value());
+  // [3, 4] and [4] collapse to d1 = 3 rows of d2 = 4, b re-read per row.
+  CHECK(*g.spec.exact_dims == std::array<std::int64_t, 3>{1, 3, 4});
+  CHECK(plan.fused_ops == 4);
+  CHECK(plan.describe(*r.program).find("fused group 0: 3 ops") != std::string::npos);
+}
+
+TEST_CASE("exact plans guard every dim by value; symbolic ones by range and capture", "[unit][jit][plan]") {
+  auto r = record(kChainWithMatMul, {Tensor::empty(DType::F32, {3, 4}), Tensor::empty(DType::F32, {4})});
+  const Plan exact = plan_trace(*r.program, r.trace, {}, PlanOptions{});
+  std::vector<std::string> described;
+  for (const Guard& g : exact.guards.guards) described.push_back(describe_guard(g, exact.entry_names));
+  CHECK(std::find(described.begin(), described.end(), "x.dim0 == 3") != described.end());
+  CHECK(std::find(described.begin(), described.end(), "x.rank == 2") != described.end());
+
+  ShapeKnowledge k;
+  k.symbolic.insert(DimRef{0, 0});
+  PlanOptions po;
+  po.tier = Tier::SymbolicFused;
+  const Plan sym = plan_trace(*r.program, r.trace, k, po);
+  bool has_range = false, has_exact_dim0 = false;
+  for (const Guard& g : sym.guards.guards) {
+    has_range = has_range || (g.kind == GuardKind::DimRange && g.tensor == 0 && g.axis == 0 && g.value == 2);
+    has_exact_dim0 = has_exact_dim0 || (g.kind == GuardKind::DimEquals && g.tensor == 0 && g.axis == 0);
+  }
+  CHECK(has_range);
+  CHECK_FALSE(has_exact_dim0);
+  CHECK(sym.symbols.size() == 1);
+  CHECK_FALSE(sym.fused[0].spec.exact_dims.has_value());
+}
+
+TEST_CASE("the unfused tier plans every op as a kernel call", "[unit][jit][plan]") {
+  auto r = record(kChainWithMatMul, {Tensor::empty(DType::F32, {3, 4}), Tensor::empty(DType::F32, {4})});
+  PlanOptions po;
+  po.tier = Tier::Unfused;
+  const Plan plan = plan_trace(*r.program, r.trace, {}, po);
+  CHECK(plan.fused.empty());
+  CHECK(plan.steps.size() == 5);
+}
+
+namespace {
+
+// collapse_layout over owned shapes.
+bool collapse(const Shape& out, const std::vector<Shape>& inputs, CollapsedLayout& l) {
+  std::vector<std::span<const std::int64_t>> spans(inputs.begin(), inputs.end());
+  return collapse_layout(out, spans, l);
+}
+
+}  // namespace
+
+TEST_CASE("collapse_layout merges dims with the same broadcast pattern", "[unit][jit][plan]") {
+  CollapsedLayout l;
+  // [N, C, T] with [C, 1] and a scalar: rows (n, c), inner t; per_channel broadcasts along t.
+  REQUIRE(collapse(Shape{2, 3, 5}, {Shape{2, 3, 5}, Shape{3, 1}, Shape{}}, l));
+  CHECK(l.dims[0] == 2);
+  CHECK(l.dims[1] == 3);
+  CHECK(l.dims[2] == 5);
+  CHECK(l.inner_broadcast == 0b110u);
+  CHECK(l.strides[0] == 15);  // full: stride0 = 3 * 5
+  CHECK(l.strides[1] == 5);   // full: stride1 = 5
+  CHECK(l.strides[2] == 0);   // per_channel along n
+  CHECK(l.strides[3] == 1);   // per_channel along c
+  CHECK(l.strides[4] == 0);
+  CHECK(l.strides[5] == 0);
+
+  // Same-shape operands collapse into one row.
+  REQUIRE(collapse(Shape{4, 6, 7}, {Shape{4, 6, 7}, Shape{4, 6, 7}}, l));
+  CHECK(l.dims[0] * l.dims[1] == 1);
+  CHECK(l.dims[2] == 168);
+
+  // Alternating patterns need four dims: refused.
+  CHECK_FALSE(collapse(Shape{2, 3, 4, 5}, {Shape{2, 1, 4, 1}, Shape{1, 3, 1, 5}}, l));
+  // Shapes that do not broadcast: refused.
+  CHECK_FALSE(collapse(Shape{2, 3}, {Shape{2, 4}}, l));
+  // More inputs than a kernel takes: refused.
+  CHECK_FALSE(collapse(Shape{2}, std::vector<Shape>(kMaxFusedInputs + 1, Shape{2}), l));
+}

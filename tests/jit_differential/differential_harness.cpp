@@ -1,0 +1,222 @@
+// The differential harness (see differential_harness.h).
+#include "tests/jit_differential/differential_harness.h"
+
+#include <cmath>
+#include <optional>
+
+#include "tests/jit_differential/value_bounds.h"
+
+namespace canary::differential {
+namespace {
+
+// One session's result for one call: outputs, or the error it threw.
+struct Outcome {
+  NamedTensors outputs;
+  std::optional<ErrorKind> error;
+  std::string message;
+};
+
+// Runs a call, catching canary::Error.
+Outcome run_call(Session& session, const NamedTensors& inputs) {
+  Outcome o;
+  try {
+    o.outputs = session.run(inputs);
+  } catch (const Error& e) {
+    o.error = e.kind();
+    o.message = e.what();
+  }
+  return o;
+}
+
+// "threw <message>" or "succeeded".
+std::string outcome_text(const Outcome& o) { return o.error ? "threw: " + o.message : "succeeded"; }
+
+// True when sum(sign(x)) > 0, the condition of a generated main-graph If.
+bool then_taken(const Tensor& x) {
+  double sum = 0;
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    double v = x.element_as_double(i);
+    sum += v > 0 ? 1.0 : (v < 0 ? -1.0 : (std::isnan(v) ? NAN : 0.0));
+  }
+  return sum > 0;
+}
+
+// The state of one graph's run over its stream.
+class GraphRun {
+ public:
+  GraphRun(const RandomGraph& graph, const std::vector<StreamCall>& stream, const HarnessOptions& options,
+           DifferentialReport& report)
+      : graph_(graph), stream_(stream), options_(options), report_(report) {}
+
+  // Runs every call; returns the first failure ("" when none).
+  std::string run(Session& jit, Session& interp, Session& ref) {
+    for (std::size_t i = 0; i < stream_.size(); ++i) {
+      NamedTensors inputs = make_inputs(graph_, stream_[i], options_.values);
+      note_branch(inputs);
+      Outcome a = run_call(jit, inputs), b = run_call(interp, inputs);
+      Outcome r = options_.compare_reference ? run_call(ref, inputs) : Outcome{};
+      ++report_.calls;
+      std::string what = compare_call(a, b, r);
+      if (!what.empty()) return header(i) + what;
+    }
+    return "";
+  }
+
+ private:
+  // Counts the main If's direction for this call's inputs.
+  void note_branch(const NamedTensors& inputs) {
+    if (graph_.if_condition_inputs.empty()) return;
+    if (then_taken(inputs.at(graph_.if_condition_inputs.front()))) ++report_.then_calls;
+    else ++report_.else_calls;
+  }
+
+  // "seed S (replay: ...), call i of n (N=.. ..): ".
+  std::string header(std::size_t i) const {
+    std::string seed = std::to_string(graph_.seed);
+    return "seed " + seed + " (replay: CANARY_DIFF_SEED=" + seed + "), call " + std::to_string(i + 1) + " of " +
+           std::to_string(stream_.size()) + " (" + describe_call(graph_, stream_[i]) + "): ";
+  }
+
+  // Compares the three outcomes of one call; returns what differs ("" when all agree).
+  std::string compare_call(const Outcome& jit, const Outcome& interp, const Outcome& ref) {
+    if (jit.error != interp.error) return "JIT " + outcome_text(jit) + " but the interpreter " + outcome_text(interp);
+    if (options_.compare_reference && ref.error != interp.error)
+      return "the reference " + outcome_text(ref) + " but the interpreter " + outcome_text(interp);
+    if (interp.error) {
+      ++report_.error_calls;
+      return "";
+    }
+    for (const OutputBound& out : graph_.outputs) {
+      std::string what = compare_output(out, jit, interp, ref);
+      if (!what.empty()) return "output " + out.name + ": " + what;
+    }
+    return "";
+  }
+
+  // Compares one output: JIT vs interpreter, then both vs the reference.
+  std::string compare_output(const OutputBound& out, const Outcome& jit, const Outcome& interp, const Outcome& ref) {
+    auto j = jit.outputs.find(out.name), i = interp.outputs.find(out.name);
+    if (j == jit.outputs.end() || i == interp.outputs.end()) return "missing from the JIT or interpreter result";
+    Tolerance tol = options_.identical_to_interpreter ? Tolerance{} : jit_tolerance(out);
+    CompareResult c = compare_tensors(j->second, i->second, tol);
+    report_.compared += c.compared;
+    report_.non_finite += c.non_finite;
+    report_.worst_jit_ratio = std::max(report_.worst_jit_ratio, c.worst_ratio);
+    if (!c.difference.empty()) return "JIT vs interpreter, " + c.difference;
+    if (!options_.compare_reference) return "";
+    auto r = ref.outputs.find(out.name);
+    if (r == ref.outputs.end()) return "missing from the reference result";
+    for (const auto* side : {&i->second, &j->second}) {
+      CompareResult d = compare_to_reference(*side, r->second, reference_tolerance(out));
+      report_.worst_reference_ratio = std::max(report_.worst_reference_ratio, d.worst_ratio);
+      if (side == &i->second) report_.skipped_reference += d.skipped;
+      if (!d.difference.empty())
+        return std::string(side == &i->second ? "interpreter" : "JIT") + " vs fp64 reference, " + d.difference;
+    }
+    return "";
+  }
+
+  const RandomGraph& graph_;
+  const std::vector<StreamCall>& stream_;
+  const HarnessOptions& options_;
+  DifferentialReport& report_;
+};
+
+}  // namespace
+
+// Synchronous compiles after hot_threshold anchor visits.
+Options jit_options(std::uint64_t hot_threshold, bool value_canaries, const std::string& fault_injection) {
+  Options o;
+  o.jit.fault_injection = fault_injection;
+  o.jit.enabled = true;
+  o.jit.synchronous = true;
+  o.jit.hot_threshold = hot_threshold;
+  o.jit.value_canaries = value_canaries;
+  return o;
+}
+
+// The interpreter only.
+Options interpreter_options() {
+  Options o;
+  o.jit.enabled = false;
+  return o;
+}
+
+// Two f32 implementations within g u of the exact value differ by at most 2 g u;
+// the factor 2 and the depth-scaled relative term leave room for fused math.
+Tolerance jit_tolerance(const OutputBound& out) {
+  return Tolerance{4.0 * out.error_units * kUnitRoundoff + 1e-30, 8.0 * std::max(out.depth, 1) * kUnitRoundoff};
+}
+
+// The static bound, with a quarter of slack, plus one rounding of the reference's magnitude.
+Tolerance reference_tolerance(const OutputBound& out) {
+  return Tolerance{1.25 * out.error_units * kUnitRoundoff + 1e-30, kUnitRoundoff};
+}
+
+// Events of a model by kind.
+std::array<std::size_t, kEventKinds> count_events(const std::vector<Event>& events) {
+  std::array<std::size_t, kEventKinds> counts{};
+  for (const Event& e : events) {
+    auto k = static_cast<std::size_t>(e.kind);
+    if (k < kEventKinds) ++counts[k];
+  }
+  return counts;
+}
+
+// Compiled events per anchor.
+std::map<std::string, std::size_t> compiles_per_anchor(const std::vector<Event>& events) {
+  std::map<std::string, std::size_t> out;
+  for (const Event& e : events)
+    if (e.kind == EventKind::Compiled) ++out[e.anchor];
+  return out;
+}
+
+// The first `limit` events, one per line.
+std::string describe_events(const std::vector<Event>& events, std::size_t limit) {
+  std::string s;
+  for (std::size_t i = 0; i < events.size() && i < limit; ++i) {
+    const Event& e = events[i];
+    s += "  #" + std::to_string(e.sequence) + " call " + std::to_string(e.call) + " " +
+         std::string(event_kind_name(e.kind)) + " [" + e.anchor + "] " + e.message + "\n";
+  }
+  if (events.size() > limit) s += "  ... " + std::to_string(events.size() - limit) + " more\n";
+  return s.empty() ? "  (none)\n" : s;
+}
+
+DifferentialRunner::DifferentialRunner() : interpreter_(interpreter_options()) {}
+
+// The JIT runtime for the options' threshold, canaries and fault injection (created once).
+const Runtime& DifferentialRunner::jit_runtime(const HarnessOptions& options) {
+  std::string key = std::to_string(options.hot_threshold) + (options.value_canaries ? "+canaries:" : ":") +
+                    options.fault_injection;
+  auto& slot = jit_[key];
+  if (!slot) {
+    slot = std::make_unique<Runtime>(jit_options(options.hot_threshold, options.value_canaries, options.fault_injection));
+  }
+  return *slot;
+}
+
+// Runs graph over stream on the three sessions and compares everything.
+DifferentialReport DifferentialRunner::run(const RandomGraph& graph, const std::vector<StreamCall>& stream,
+                                           const HarnessOptions& options) {
+  DifferentialReport report;
+  std::string source = "seed_" + std::to_string(graph.seed);
+  std::optional<Model> jit_model, interp_model;
+  try {
+    jit_model = jit_runtime(options).load_text(graph.text, source);
+    interp_model = interpreter_.load_text(graph.text, source);
+  } catch (const Error& e) {
+    report.failure = "seed " + std::to_string(graph.seed) + ": the generated graph does not load: " + e.what() +
+                     "\ngraph:\n" + graph.text;
+    return report;
+  }
+  Session jit = jit_model->session(), interp = interp_model->session(), ref = interp_model->reference_session();
+  std::string failure = GraphRun(graph, stream, options, report).run(jit, interp, ref);
+  std::vector<Event> events = jit_model->events();
+  report.events = count_events(events);
+  report.jit = jit.stats().jit;
+  if (!failure.empty()) report.failure = failure + "\nJIT events:\n" + describe_events(events) + "graph:\n" + graph.text;
+  return report;
+}
+
+}  // namespace canary::differential

@@ -1,0 +1,25 @@
+// What an elementwise kernel instruction computes, decoded from its adapter
+// and parameters, so the JIT can fuse it without knowing the adapters.
+#pragma once
+
+#include <optional>
+
+#include "kernels/reference.h"
+#include "vm/bytecode.h"
+
+namespace canary::vm {
+
+struct ElementwiseInfo {
+  enum class Family { Unary, Binary, Math, LeakyRelu, HardSigmoid, Clip, Identity };
+  Family family = Family::Unary;
+  kernels::UnaryOp unary = kernels::UnaryOp::Neg;
+  kernels::BinaryOp binary = kernels::BinaryOp::Add;
+  kernels::MathOp math = kernels::MathOp::Sign;
+  double alpha = 0.0, beta = 0.0;  // LeakyRelu alpha; HardSigmoid alpha, beta
+};
+
+// The elementwise meaning of a Kernel instruction, or nullopt for any other
+// instruction (non-elementwise ops, Where, logical ops, Mod, Cast, ...).
+std::optional<ElementwiseInfo> elementwise_info(const Instruction& in);
+
+}  // namespace canary::vm
