@@ -85,10 +85,16 @@ vm::EntryResult SessionHooks::enter(const vm::Program& program, vm::AnchorId anc
 }
 
 void SessionHooks::on_side_exit(const vm::Program&, vm::AnchorId anchor, vm::ExitId exit, vm::Pc,
-                                const vm::FrameView&) {
+                                const vm::FrameView& frame) {
   if (exited_ == nullptr) return;
   ++counters_.deopts;
-  engine_->on_exit(anchor, *exited_, exit.index, call_);
+  const Plan& plan = exited_->plan();
+  // A loop trace whose entry guards failed for a later iteration learns like
+  // a refused entry (the carried shapes changed); other exits are deopts.
+  if (exit.index < plan.exits.size() && plan.exits[exit.index].kind == ExitKind::EntryGuard)
+    engine_->on_guard_failure(anchor, *exited_, exit.index, frame, call_);
+  else
+    engine_->on_exit(anchor, *exited_, exit.index, call_);
   exited_ = nullptr;
 }
 

@@ -5,14 +5,14 @@
 //   erfc(a) = exp(-a^2) * G(q) / (1 + 2a),  q = (a - 2) / (a + 2),
 // G a degree-9 fit of exp(a^2) erfc(a) (1 + 2a) on a in [0.5, 10.5]. G is
 // nearly flat, so the rounding of q and a barely matter; a^2 is split exactly
-// with an FMA and both halves go to the exp core; the quotient by 1 + 2a is
-// corrected for its own rounding in Exact mode.
+// with an FMA and both halves go to the exp core; in Exact mode the quotient
+// by 1 + 2a is corrected for its own rounding and that of 1 + 2a.
 //
 // GELU (x < 0 and |x / sqrt 2| >= 0.5) = 0.5 x erfc(|x| / sqrt 2), with x / sqrt 2
 // carried as two floats; the 2^n scaling of exp comes last so tiny results
 // round once. Elsewhere GELU = x * (1 +- ...) without cancellation.
 // The tanh form is x * sigmoid(2u), 2u = x (A + B x^2), computed in two floats
-// in Exact mode because exp magnifies its rounding by |2u|.
+// in Exact mode because exp magnifies its rounding by |2u| (Fast: one float).
 #include <array>
 
 #include "jit/x86/vector_math.h"
@@ -28,7 +28,7 @@ constexpr float kSmallArg = 0.5f;                 // below: the erf polynomial
 constexpr float kErfArgMax = 4.0f;                // erf rounds to +-1 beyond
 constexpr float kTwoOverSqrtPiHi = 0x1.20dd76p+0f;
 constexpr float kTwoOverSqrtPiLo = -0x1.f7ac92p-25f;
-// (erf(a) / a - 2/sqrt(pi)) as a polynomial in a^2 on [0, 0.5]: low part first.
+// erf(a) / a - kTwoOverSqrtPiHi as a polynomial in a^2 on [0, 0.5].
 constexpr std::array<float, 5> kErfSmall = {kTwoOverSqrtPiLo, -0x1.812738p-2f, 0x1.ce2642p-4f, -0x1.b67f38p-6f,
                                             0x1.35f592p-8f};
 constexpr float kErfcShift = 2.0f;  // q = (a - 2) / (a + 2)

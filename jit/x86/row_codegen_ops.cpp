@@ -1,0 +1,157 @@
+// The row ops as passes over one row: Sum/Mean/Max fold the prologue values
+// into accumulators; Softmax takes the max, then stores exp(v - max) while
+// summing it, then scales by 1 / sum; LayerNorm takes the mean, then the sum
+// of squared deviations, then writes (v - mean) / sqrt(var + eps) * scale +
+// bias. Passes after the first re-read the row values (see source_input_).
+#include <limits>
+
+#include "jit/x86/elementwise_codegen_stages.h"
+#include "jit/x86/row_codegen_stages.h"
+
+namespace canary::jit::x86 {
+namespace row {
+namespace {
+
+// Unroll a first pass by kMaxSlots when the prologue has at most this many
+// arithmetic nodes and no transcendental; otherwise do not unroll.
+constexpr int kUnrollMaxNodes = 8;
+// Unroll of the passes that compute exp (Softmax's second pass).
+constexpr int kExpUnroll = 2;
+
+}  // namespace
+
+// The first pass's unroll: kMaxSlots accumulators hide the add latency of
+// small prologues; a large one has enough work per vector.
+int RowEmitter::value_unroll() const {
+  int arithmetic = 0;
+  for (std::size_t i = 0; i < prologue_.nodes.size(); ++i) {
+    const EwOp op = prologue_.nodes[i].op;
+    if (!live_[i] || op == EwOp::Input || op == EwOp::Constant) continue;
+    if (ew_is_transcendental(op)) return 1;
+    ++arithmetic;
+  }
+  return arithmetic <= kUnrollMaxNodes ? kMaxSlots : 1;
+}
+
+// d2 as a float in lane 0 of a new xmm.
+ax::Xmm RowEmitter::row_length() {
+  ax::Xmm n = cc_.newXmm("n");
+  cc_.vxorps(n, n, n);
+  cc_.vcvtsi2ss(n, n, d2_);
+  return n;
+}
+
+// The first pass: evaluates the prologue, stores the values to the output row
+// when later passes read them from there (Softmax, LayerNorm), folds them.
+bool RowEmitter::emit_value_pass(Fold fold, std::string& error) {
+  const bool keep = (spec_.op == RowOp::Softmax || spec_.op == RowOp::LayerNorm) && !source_input_;
+  const bool nan = spec_.op == RowOp::Max;
+  reset_accumulators(fold == Fold::Add ? 0.0f : -std::numeric_limits<float>::infinity());
+  if (nan) reset_nan_flags();
+  const int unroll = value_unroll();
+  auto step = [&](Lanes lanes, int offset, int slot, std::string& err) {
+    ax::Vec v;
+    if (!row_value(lanes, offset, v, err)) return false;
+    if (keep) store(out_row_, offset, lanes, v);
+    accumulate(fold, lanes, slot, v);
+    if (nan) track_nan(lanes, v);
+    return true;
+  };
+  return emit_pass(unroll, step, error);
+}
+
+// Sum/Mean/Max: one pass, the horizontal fold, one float stored at output[row].
+bool RowEmitter::emit_reduction(std::string& error) {
+  const Fold fold = spec_.op == RowOp::Max ? Fold::Max : Fold::Add;
+  if (!emit_value_pass(fold, error)) return false;
+  ax::Xmm r = fold_accumulators(fold, value_unroll());
+  if (spec_.op == RowOp::Max) apply_nan_flags(r);
+  if (spec_.op == RowOp::Mean) cc_.vdivss(r, r, row_length());  // d2 == 0: 0 / 0 = NaN
+  cc_.vmovss(ax::dword_ptr(out_row_), r);
+  check_non_finite(Lanes::Single, r);
+  return true;
+}
+
+// Softmax: max; exp(v - max) stored and summed; scaled by 1 / sum. A NaN or
+// +Inf in the row (or a row of -Inf) makes every exp argument or the sum NaN,
+// so the row becomes NaN as in the reference kernel.
+bool RowEmitter::emit_softmax(std::string& error) {
+  if (!emit_value_pass(Fold::Max, error)) return false;
+  const ax::Vec max = broadcast(fold_accumulators(Fold::Max, value_unroll()), "max");
+  reset_accumulators(0.0f);
+  auto exp_step = [&](Lanes lanes, int offset, int slot, std::string&) {
+    VecContext& c = ctx(lanes);
+    ax::Vec v = load(src_row_, offset, lanes), e = c.new_vec("e");
+    cc_.vsubps(e, v, lanes == Lanes::Single ? ax::Vec(max.xmm()) : max);
+    emit_exp(c, e, e);
+    store(out_row_, offset, lanes, e);
+    accumulate(Fold::Add, lanes, slot, e);
+    return true;
+  };
+  if (!emit_pass(kExpUnroll, exp_step, error)) return false;
+  ax::Xmm inv = cc_.newXmm("inv");
+  cc_.vmovss(inv, vec_ctx_.constant(1.0f));
+  cc_.vdivss(inv, inv, fold_accumulators(Fold::Add, kExpUnroll));
+  const ax::Vec scale = broadcast(inv, "inv_sum");
+  auto scale_step = [&](Lanes lanes, int offset, int, std::string&) {
+    ax::Vec e = load(out_row_, offset, lanes), y = ctx(lanes).new_vec("y");
+    cc_.vmulps(y, e, lanes == Lanes::Single ? ax::Vec(scale.xmm()) : scale);
+    store(out_row_, offset, lanes, y);
+    check_non_finite(lanes, y);
+    return true;
+  };
+  return emit_pass(1, scale_step, error);
+}
+
+// LayerNorm: mean; sum of (v - mean)^2; (v - mean) * r * scale[j] + bias[j]
+// with r = 1 / sqrt(var + eps) from vsqrtss and vdivss (no estimates).
+bool RowEmitter::emit_layer_norm(std::string& error) {
+  if (!emit_value_pass(Fold::Add, error)) return false;
+  const ax::Xmm n = row_length();
+  ax::Xmm m = fold_accumulators(Fold::Add, value_unroll());
+  cc_.vdivss(m, m, n);
+  const ax::Vec mean = broadcast(m, "mean");
+  auto lane_view = [](Lanes lanes, const ax::Vec& v) { return lanes == Lanes::Single ? ax::Vec(v.xmm()) : v; };
+  reset_accumulators(0.0f);
+  auto square_step = [&](Lanes lanes, int offset, int slot, std::string&) {
+    ax::Vec v = load(src_row_, offset, lanes), d = ctx(lanes).new_vec("dev");
+    cc_.vsubps(d, v, lane_view(lanes, mean));
+    accumulate_square(lanes, slot, d);
+    return true;
+  };
+  if (!emit_pass(kMaxSlots, square_step, error)) return false;
+  ax::Xmm r = fold_accumulators(Fold::Add, kMaxSlots), one = cc_.newXmm("one");
+  cc_.vdivss(r, r, n);
+  cc_.vaddss(r, r, vec_ctx_.constant(spec_.epsilon));
+  cc_.vsqrtss(r, r, r);
+  cc_.vmovss(one, vec_ctx_.constant(1.0f));
+  cc_.vdivss(r, one, r);
+  const ax::Vec inv_std = broadcast(r, "inv_std");
+  auto norm_step = [&](Lanes lanes, int offset, int, std::string&) {
+    ax::Vec v = load(src_row_, offset, lanes), y = ctx(lanes).new_vec("y");
+    cc_.vsubps(y, v, lane_view(lanes, mean));
+    cc_.vmulps(y, y, lane_view(lanes, inv_std));
+    if (spec_.has_scale) cc_.vmulps(y, y, load(scale_, offset, lanes));
+    if (spec_.has_bias) cc_.vaddps(y, y, load(bias_, offset, lanes));
+    store(out_row_, offset, lanes, y);
+    check_non_finite(lanes, y);
+    return true;
+  };
+  return emit_pass(2, norm_step, error);
+}
+
+// The row op's passes for the current row.
+bool RowEmitter::emit_row_op(std::string& error) {
+  switch (spec_.op) {
+    case RowOp::Sum:
+    case RowOp::Mean:
+    case RowOp::Max: return emit_reduction(error);
+    case RowOp::Softmax: return emit_softmax(error);
+    case RowOp::LayerNorm: return emit_layer_norm(error);
+  }
+  error = "row kernel: unknown row op";
+  return false;
+}
+
+}  // namespace row
+}  // namespace canary::jit::x86

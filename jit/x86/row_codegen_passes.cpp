@@ -1,0 +1,257 @@
+// Passes over one row of d2 elements: an (optionally unrolled) vector main
+// loop, then a masked (AVX-512) or one-lane (AVX2, scalar) tail; the memory
+// accesses and prologue evaluation of one vector step; the accumulators a pass
+// folds values into (one per unrolled vector, plus a one-lane accumulator for
+// lane tails) and their horizontal fold; NaN tracking for Max; the value canary.
+#include <cstring>
+
+#include "jit/x86/elementwise_codegen_stages.h"
+#include "jit/x86/row_codegen_stages.h"
+
+namespace canary::jit::x86 {
+namespace row {
+namespace {
+
+constexpr std::uint32_t kQuietNaN = 0x7fc00000u;
+constexpr int kCmpUnordQ = 3;
+
+}  // namespace
+
+// i = 0, then the loops over d2; `step` emits one vector's work.
+bool RowEmitter::emit_pass(int unroll, const Step& step, std::string& error) {
+  cc_.xor_(i_, i_);
+  if (isa_ == Isa::Scalar) return emit_lane_loop(step, error);
+  if (unroll > 1 && !emit_vector_loop(unroll, step, error)) return false;
+  if (!emit_vector_loop(1, step, error)) return false;
+  return isa_ == Isa::Avx512 ? emit_masked_tail(step, error) : emit_lane_loop(step, error);
+}
+
+// while (i + unroll * lanes <= d2) { unroll steps, slot u for the u-th; i += unroll * lanes }
+bool RowEmitter::emit_vector_loop(int unroll, const Step& step, std::string& error) {
+  const int width = unroll * lanes_;
+  if (known_d2_ && *known_d2_ < width) return true;
+  asmjit::Label top = cc_.newLabel(), done = cc_.newLabel();
+  ax::Gp limit = cc_.newIntPtr("limit");
+  cc_.lea(limit, ax::ptr(d2_, -width));
+  cc_.bind(top);
+  cc_.cmp(i_, limit);
+  cc_.jg(done);
+  for (int u = 0; u < unroll; ++u)
+    if (!step(Lanes::Full, u * lanes_, u, error)) return false;
+  cc_.add(i_, width);
+  cc_.jmp(top);
+  cc_.bind(done);
+  return true;
+}
+
+// The AVX-512 tail: the remaining d2 - i (< 16) lanes under a k-mask, slot 0.
+bool RowEmitter::emit_masked_tail(const Step& step, std::string& error) {
+  if (known_d2_ && *known_d2_ % lanes_ == 0) return true;
+  asmjit::Label done = cc_.newLabel();
+  ax::Gp rem = cc_.newIntPtr("rem"), bits = cc_.newIntPtr("mask");
+  cc_.mov(rem, d2_);
+  cc_.sub(rem, i_);
+  cc_.jz(done);
+  cc_.mov(bits, 1);
+  cc_.shl(bits, rem.r8());
+  cc_.dec(bits);
+  cc_.kmovw(tail_mask_, bits.r32());
+  if (!step(Lanes::Masked, 0, 0, error)) return false;
+  cc_.bind(done);
+  return true;
+}
+
+// while (i < d2) { one-lane step; ++i }: the AVX2 tail and the scalar tier.
+bool RowEmitter::emit_lane_loop(const Step& step, std::string& error) {
+  if (known_d2_ && isa_ != Isa::Scalar && *known_d2_ % lanes_ == 0) return true;
+  asmjit::Label top = cc_.newLabel(), done = cc_.newLabel();
+  cc_.bind(top);
+  cc_.cmp(i_, d2_);
+  cc_.jge(done);
+  if (!step(Lanes::Single, 0, 0, error)) return false;
+  cc_.inc(i_);
+  cc_.jmp(top);
+  cc_.bind(done);
+  return true;
+}
+
+// Address of the element at i + offset in the lane layout's width.
+ax::Mem RowEmitter::element(const ax::Gp& base, int offset, Lanes lanes) const {
+  const std::int32_t disp = offset * 4;
+  if (lanes == Lanes::Single) return ax::dword_ptr(base, i_, 2, disp);
+  if (isa_ == Isa::Avx512) return ax::zmmword_ptr(base, i_, 2, disp);
+  return isa_ == Isa::Avx2 ? ax::ymmword_ptr(base, i_, 2, disp) : ax::xmmword_ptr(base, i_, 2, disp);
+}
+
+// A new register holding the elements at base[i + offset] (masked-off lanes zero).
+ax::Vec RowEmitter::load(const ax::Gp& base, int offset, Lanes lanes) {
+  ax::Vec v = ctx(lanes).new_vec("ld");
+  const ax::Mem at = element(base, offset, lanes);
+  if (lanes == Lanes::Single) cc_.vmovss(v.xmm(), at);
+  else if (lanes == Lanes::Masked) cc_.k(tail_mask_).z().vmovups(v, at);
+  else cc_.vmovups(v, at);
+  return v;
+}
+
+// base[i + offset] = v for the lanes of the step.
+void RowEmitter::store(const ax::Gp& base, int offset, Lanes lanes, const ax::Vec& v) {
+  const ax::Mem at = element(base, offset, lanes);
+  if (lanes == Lanes::Single) cc_.vmovss(at, v.xmm());
+  else if (lanes == Lanes::Masked) cc_.k(tail_mask_).vmovups(at, v);
+  else cc_.vmovups(at, v);
+}
+
+// Evaluates the prologue DAG for the vector at i + offset; `value` is the
+// row value's register (which may be an input's broadcast: never write it).
+bool RowEmitter::row_value(Lanes lanes, int offset, ax::Vec& value, std::string& error) {
+  auto load_input = [&](std::uint16_t k) -> ax::Vec {
+    if (prologue_.inner_broadcast[k]) return lanes == Lanes::Single ? ax::Vec(broadcast_[k].xmm()) : broadcast_[k];
+    return load(in_ptr_[k], offset, lanes);
+  };
+  std::vector<ax::Vec> values;
+  if (!emit_fused_nodes(ctx(lanes), prologue_, live_, load_input, values, error)) {
+    error = "row kernel prologue: " + error;
+    return false;
+  }
+  value = values[prologue_.outputs[0]];
+  return true;
+}
+
+// Every accumulator (vector slots and the lane accumulator) = value.
+void RowEmitter::reset_accumulators(float value) {
+  if (isa_ != Isa::Scalar)
+    for (const ax::Vec& acc : accs_) vec_ctx_.load_constant(acc, value);
+  cc_.vmovss(lane_acc_, vec_ctx_.constant(value));
+}
+
+// Folds v into the slot's accumulator: merge-masked on AVX-512 tails so the
+// masked-off lanes keep their value. Max keeps the accumulator when v is NaN
+// (vmaxps returns its second operand on NaN); track_nan records NaN instead.
+void RowEmitter::accumulate(Fold fold, Lanes lanes, int slot, const ax::Vec& v) {
+  if (lanes == Lanes::Single) {
+    if (fold == Fold::Add) cc_.vaddss(lane_acc_, lane_acc_, v.xmm());
+    else cc_.vmaxss(lane_acc_, v.xmm(), lane_acc_);
+    return;
+  }
+  const ax::Vec& acc = accs_[static_cast<std::size_t>(slot)];
+  if (lanes == Lanes::Masked) cc_.k(tail_mask_);
+  if (fold == Fold::Add) cc_.vaddps(acc, acc, v);
+  else cc_.vmaxps(acc, v, acc);
+}
+
+// Adds d * d to the slot's accumulator (one rounding, FMA).
+void RowEmitter::accumulate_square(Lanes lanes, int slot, const ax::Vec& d) {
+  if (lanes == Lanes::Single) {
+    cc_.vfmadd231ss(lane_acc_, d.xmm(), d.xmm());
+    return;
+  }
+  const ax::Vec& acc = accs_[static_cast<std::size_t>(slot)];
+  if (lanes == Lanes::Masked) cc_.k(tail_mask_);
+  cc_.vfmadd231ps(acc, d, d);
+}
+
+// Combines the first `slots` vector accumulators pairwise, then the lanes of
+// the result by halving (zmm -> ymm -> xmm -> 2 -> 1 lanes), then the lane
+// accumulator. Returns lane 0 of an xmm (instructions with EVEX forms only,
+// so xmm16-31 work on AVX-512).
+ax::Xmm RowEmitter::fold_accumulators(Fold fold, int slots) {
+  auto combine = [&](const ax::Vec& dst, const ax::Vec& a, const ax::Vec& b) {
+    if (fold == Fold::Add) cc_.vaddps(dst, a, b);
+    else cc_.vmaxps(dst, a, b);
+  };
+  if (isa_ == Isa::Scalar) return lane_acc_;
+  for (int width = 1; width < slots; width *= 2)
+    for (int s = 0; s + width < slots; s += 2 * width)
+      combine(accs_[static_cast<std::size_t>(s)], accs_[static_cast<std::size_t>(s)],
+              accs_[static_cast<std::size_t>(s + width)]);
+  ax::Vec v = accs_[0];
+  if (isa_ == Isa::Avx512) {
+    ax::Vec hi = cc_.newYmm("hi8");
+    cc_.vextractf64x4(hi, v, 1);
+    combine(hi, hi, v.ymm());
+    v = hi;
+  }
+  ax::Xmm x = cc_.newXmm("hi4"), t = cc_.newXmm("t");
+  if (isa_ == Isa::Avx512) cc_.vextractf32x4(x, v, 1);
+  else cc_.vextractf128(x, v, 1);
+  combine(x, x, v.xmm());
+  cc_.vmovhlps(t, x, x);
+  combine(x, x, t);
+  cc_.vmovshdup(t, x);
+  combine(x, x, t);
+  if (isa_ == Isa::Avx2) combine(x, x, lane_acc_);
+  return x;
+}
+
+// Clears the Max NaN flags of the row.
+void RowEmitter::reset_nan_flags() {
+  if (isa_ == Isa::Avx512) cc_.kxorw(nan_k_, nan_k_, nan_k_);
+  else if (isa_ == Isa::Avx2) cc_.vxorps(nan_vec_, nan_vec_, nan_vec_);
+  cc_.vxorps(nan_lane_, nan_lane_, nan_lane_);
+}
+
+// Records which lanes of v hold NaN (the step's lanes only).
+void RowEmitter::track_nan(Lanes lanes, const ax::Vec& v) {
+  if (lanes == Lanes::Single) {
+    ax::Xmm m = cc_.newXmm("nan");
+    cc_.vcmpss(m, v.xmm(), v.xmm(), kCmpUnordQ);
+    cc_.vorps(nan_lane_, nan_lane_, m);
+    return;
+  }
+  if (isa_ == Isa::Avx512) {
+    ax::KReg k = cc_.newKw("nan");
+    if (lanes == Lanes::Masked) cc_.k(tail_mask_);
+    cc_.vcmpps(k, v, v, kCmpUnordQ);
+    cc_.korw(nan_k_, nan_k_, k);
+    return;
+  }
+  ax::Vec m = vec_ctx_.new_vec("nan");
+  cc_.vcmpps(m, v, v, kCmpUnordQ);
+  cc_.vorps(nan_vec_, nan_vec_, m);
+}
+
+// r = NaN when track_nan saw a NaN in the row.
+void RowEmitter::apply_nan_flags(const ax::Xmm& r) {
+  asmjit::Label clean = cc_.newLabel(), dirty = cc_.newLabel();
+  if (isa_ == Isa::Avx512) {
+    cc_.kortestw(nan_k_, nan_k_);
+    cc_.jnz(dirty);
+  } else if (isa_ == Isa::Avx2) {
+    cc_.vptest(nan_vec_, nan_vec_);
+    cc_.jnz(dirty);
+  }
+  ax::Gp bits = cc_.newGpd("nan_bits");
+  cc_.vmovd(bits, nan_lane_);
+  cc_.test(bits, bits);
+  cc_.jz(clean);
+  cc_.bind(dirty);
+  cc_.vmovss(r, lane_constant(vec_ctx_, kQuietNaN));
+  cc_.bind(clean);
+}
+
+// A new tier-width register holding lane 0 of `scalar` in every lane.
+ax::Vec RowEmitter::broadcast(const ax::Xmm& scalar, const char* name) {
+  ax::Vec v = vec_ctx_.new_vec(name);
+  cc_.vbroadcastss(v, scalar);
+  return v;
+}
+
+// ORs "v holds a NaN or Inf" into the canary (v - v is +0 exactly when v is finite).
+void RowEmitter::check_non_finite(Lanes lanes, const ax::Vec& v) {
+  if (!prologue_.check_non_finite) return;
+  if (lanes == Lanes::Single) {
+    ax::Xmm t = cc_.newXmm("nf");
+    ax::Gp bits = cc_.newGpd("nfbits");
+    cc_.vsubss(t, v.xmm(), v.xmm());
+    cc_.vmovd(bits, t);
+    cc_.or_(flag_, bits);
+    return;
+  }
+  ax::Vec t = vec_ctx_.new_vec("nf");
+  if (lanes == Lanes::Masked) cc_.k(tail_mask_).z().vsubps(t, v, v);
+  else cc_.vsubps(t, v, v);
+  cc_.vorps(nf_acc_, nf_acc_, t);
+}
+
+}  // namespace row
+}  // namespace canary::jit::x86
