@@ -20,10 +20,12 @@ namespace {
 
 constexpr int kPid = 1;
 
+// A metadata event naming a thread.
 json thread_name(int tid, const char* name) {
   return {{"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"name", "thread_name"}, {"args", {{"name", name}}}};
 }
 
+// One call as a complete event on the session thread.
 json call_span(const CallRecord& c) {
   const char* tier = c.compiled ? "compiled" : "interpreter";
   return {{"ph", "X"},
@@ -50,6 +52,7 @@ json compile_span(const Event& e) {
                     {"call", e.call}, {"text", describe_event(e)}}}};
 }
 
+// Any other event as an instant on its thread.
 json instant(const Event& e) {
   return {{"ph", "i"},
           {"s", "t"},

@@ -10,6 +10,7 @@ namespace canary::cli {
 
 namespace {
 
+// Throws Error(Input) naming the file or option at fault.
 [[noreturn]] void fail(const std::string& origin, const std::string& what) {
   throw Error(ErrorKind::Input, origin + ": " + what);
 }

@@ -1,6 +1,9 @@
 // The readable JIT report: one block per anchor, one per installed variant.
 #include "cli/inspect_text.h"
 
+#include <algorithm>
+#include <string_view>
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -23,8 +26,35 @@ void print_group(std::ostream& os, std::size_t index, const FusionGroupReport& g
   fmt::print(os, "        {}\n", g.expression);
 }
 
+// True when a guard condition names one of the inputs ("x.dim0 == 8", "x is 4-byte aligned").
+bool checks_input(const std::string& condition, const std::vector<std::string>& inputs) {
+  std::size_t pos = 0;
+  while (pos < condition.size()) {
+    const std::size_t end = std::min(condition.find(' ', pos), condition.size());
+    const std::string_view token(condition.data() + pos, end - pos);
+    for (const std::string& in : inputs)
+      if (token == in || (token.size() > in.size() && token.substr(0, in.size()) == in && token[in.size()] == '.'))
+        return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
+// The guards of a variant: all with `listing`, else the failed ones and those on model inputs.
+void print_guards(std::ostream& os, const VariantReport& v, const std::vector<std::string>& inputs, bool listing) {
+  std::size_t hidden = 0;
+  fmt::print(os, "      guards ({}), with failures:\n", v.guards.size());
+  for (const GuardReport& g : v.guards) {
+    if (listing || g.failures > 0 || checks_input(g.condition, inputs))
+      fmt::print(os, "        {:<40} {}\n", g.condition, g.failures);
+    else
+      ++hidden;
+  }
+  if (hidden) fmt::print(os, "        ... {} more on constants and inner values, none failed (--listing shows them)\n", hidden);
+}
+
 // One installed variant with its groups, kernels and guards.
-void print_variant(std::ostream& os, const VariantReport& v, bool listing) {
+void print_variant(std::ostream& os, const VariantReport& v, const std::vector<std::string>& inputs, bool listing) {
   fmt::print(os, "    variant trace {}: {}, {} math, {}{}, pc {}..{}\n", v.trace, v.tier, v.math, v.isa,
              v.loop ? ", loop body" : "", v.start_pc, v.end_pc);
   fmt::print(os, "      ran {} times, {} deopts; compiled in {:.3f} ms, {} bytes of code\n", v.entries, v.deopts,
@@ -32,8 +62,7 @@ void print_variant(std::ostream& os, const VariantReport& v, bool listing) {
   fmt::print(os, "      fusion groups: {}\n", v.groups.size());
   for (std::size_t i = 0; i < v.groups.size(); ++i) print_group(os, i, v.groups[i]);
   fmt::print(os, "      kernel calls: {}\n", v.kernels.empty() ? "none" : joined(v.kernels));
-  fmt::print(os, "      guards ({}), with failures:\n", v.guards.size());
-  for (const GuardReport& g : v.guards) fmt::print(os, "        {:<40} {}\n", g.condition, g.failures);
+  print_guards(os, v, inputs, listing);
   if (!listing) return;
   fmt::print(os, "      plan:\n");
   std::size_t pos = 0;
@@ -46,7 +75,8 @@ void print_variant(std::ostream& os, const VariantReport& v, bool listing) {
 
 }  // namespace
 
-void print_jit_report(std::ostream& os, const JitReport& r, bool listing) {
+void print_jit_report(std::ostream& os, const JitReport& r, const std::vector<std::string>& model_inputs,
+                      bool listing) {
   if (!r.enabled) {
     fmt::print(os, "jit: off (--no-jit, or the CPU lacks AVX2+FMA)\n");
     return;
@@ -55,12 +85,13 @@ void print_jit_report(std::ostream& os, const JitReport& r, bool listing) {
   for (const AnchorReport& a : r.anchors) {
     fmt::print(os, "  anchor '{}' ({} at pc {}): {}; {} compiles\n", a.name, a.kind, a.pc,
                a.state.empty() ? "interpreted" : a.state, a.compiles);
-    for (const VariantReport& v : a.variants) print_variant(os, v, listing);
+    for (const VariantReport& v : a.variants) print_variant(os, v, model_inputs, listing);
   }
 }
 
-void print_inspect(std::ostream& os, const JitReport& report, const RunResult& run, bool listing) {
-  print_jit_report(os, report, listing);
+void print_inspect(std::ostream& os, const JitReport& report, const std::vector<std::string>& model_inputs,
+                   const RunResult& run, bool listing) {
+  print_jit_report(os, report, model_inputs, listing);
   fmt::print(os, "time per tier:\n");
   print_call_times(os, run.calls);
   print_stats(os, run.stats);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "canary/canary.h"
@@ -9,10 +10,13 @@
 
 namespace canary::cli {
 
-// Prints the JIT report readably; `listing` adds each variant's full plan.
-void print_jit_report(std::ostream& os, const JitReport& report, bool listing);
+// Prints the JIT report readably. Guards are shown when they failed or check
+// one of `model_inputs`; `listing` shows every guard and each variant's full plan.
+void print_jit_report(std::ostream& os, const JitReport& report, const std::vector<std::string>& model_inputs,
+                      bool listing);
 
 // The whole inspect report: the JIT report, then time per tier and stats.
-void print_inspect(std::ostream& os, const JitReport& report, const RunResult& run, bool listing);
+void print_inspect(std::ostream& os, const JitReport& report, const std::vector<std::string>& model_inputs,
+                   const RunResult& run, bool listing);
 
 }  // namespace canary::cli

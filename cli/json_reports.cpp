@@ -12,6 +12,7 @@ using nlohmann::json;
 
 namespace {
 
+// One installed variant (VariantReport).
 json variant_json(const VariantReport& v) {
   json groups = json::array(), guards = json::array();
   for (const FusionGroupReport& g : v.groups)
@@ -23,6 +24,7 @@ json variant_json(const VariantReport& v) {
           {"compile_ms", v.compile_ms}, {"code_bytes", v.code_bytes}, {"listing", v.listing}};
 }
 
+// The whole JitReport.
 json jit_json(const JitReport& r) {
   json anchors = json::array();
   for (const AnchorReport& a : r.anchors) {
@@ -34,15 +36,18 @@ json jit_json(const JitReport& r) {
   return {{"enabled", r.enabled}, {"isa", r.isa}, {"anchors", anchors}};
 }
 
+// Calls and time of one tier.
 json tier_json(const TierTime& t) {
   return {{"calls", t.calls}, {"total_us", t.total_us}, {"mean_us", t.mean_us()}};
 }
 
+// Both tiers of a replay.
 json tiers_json(const std::vector<CallRecord>& calls) {
   const TierTimes t = tier_times(calls);
   return {{"interpreter", tier_json(t.interpreter)}, {"compiled", tier_json(t.compiled)}};
 }
 
+// Every call as the CLI measured it.
 json calls_json(const std::vector<CallRecord>& calls) {
   json out = json::array();
   for (const CallRecord& c : calls)
@@ -52,6 +57,7 @@ json calls_json(const std::vector<CallRecord>& calls) {
   return out;
 }
 
+// Session stats with the JIT counters.
 json stats_json(const Stats& s) {
   json inputs = json::array();
   for (const InputShapes& in : s.input_shapes) {
@@ -73,6 +79,7 @@ json stats_json(const Stats& s) {
           {"jit", jit}};
 }
 
+// One event with every field and its sentence.
 json event_json(const Event& e) {
   return {{"sequence", e.sequence}, {"kind", std::string(event_kind_name(e.kind))},
           {"time_us", e.time_us},   {"thread", e.thread == 1 ? "compile" : "session"},

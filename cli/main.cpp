@@ -27,15 +27,16 @@ void add_common_options(CLI::App* verb, CliOptions& cli, std::uint64_t& hot) {
   verb->add_option("-i,--input", cli.inputs.inputs, "NAME=FILE.npy or NAME=random[:DIMS] (e.g. x=random:4x16); repeatable");
   verb->add_option("--inputs", cli.inputs.inputs_dir, "Folder of NAME.npy files, one per model input");
   verb->add_option("--stream", cli.inputs.stream, "File with one call per line (see docs/cli.md)");
-  verb->add_option("--repeat", cli.inputs.repeat, "Replay the calls N times")->check(CLI::PositiveNumber);
+  verb->add_option("--repeat", cli.inputs.repeat, "Replay the calls N times")->check(CLI::Range(1, 1000000));
   verb->add_option("--seed", cli.seed, "Seed of random inputs");
   verb->add_option("--profile", cli.profile, "speed | balanced | robust")
       ->check(CLI::IsMember({"speed", "balanced", "robust"}));
   verb->add_flag("--no-jit", cli.no_jit, "Interpreter only");
   verb->add_flag("--sync-compile", cli.sync_compile, "Compile on the calling thread (deterministic)");
   verb->add_option("--threads", cli.threads, "Intra-op threads of the oneDNN kernels (0: library default)")
-      ->check(CLI::NonNegativeNumber);
-  verb->add_option("--hot", hot, "Anchor visits before a trace is recorded (default 8)")->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0, 1024));
+  verb->add_option("--hot", hot, "Anchor visits before a trace is recorded (default 8)")
+      ->check(CLI::Range(1, 1000000000));
 }
 
 // "canary: error: <what>" on one line.

@@ -24,6 +24,7 @@ namespace {
 
 constexpr std::string_view kMagic = "\x93NUMPY";
 
+// Throws Error(Input) naming the file or option at fault.
 [[noreturn]] void fail(const std::string& source, const std::string& what) {
   throw Error(ErrorKind::Input, "'" + source + "': " + what);
 }
@@ -34,6 +35,7 @@ struct DescrType {
   bool swap = false;
 };
 
+// "<f4" -> f32; nullopt for descrs Canary has no DType for.
 std::optional<DescrType> dtype_of_descr(std::string_view descr) {
   if (descr.size() != 3) return std::nullopt;
   const char order = descr[0];

@@ -51,12 +51,15 @@ class HeaderParser {
   }
 
  private:
+  // The current character, or NUL at the end.
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
 
+  // Skips whitespace.
   void skip_space() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
   }
 
+  // Consumes `c` after optional whitespace, or fails.
   void expect(char c) {
     skip_space();
     if (peek() != c) fail(std::string("expected '") + c + "'");
@@ -75,6 +78,7 @@ class HeaderParser {
     return s;
   }
 
+  // True or False.
   bool parse_bool() {
     skip_space();
     for (const bool value : {true, false}) {
@@ -118,10 +122,12 @@ class HeaderParser {
     return shape;
   }
 
+  // Fails with the current offset.
   [[noreturn]] void fail(const std::string& what) const {
     fail_plain(what + " at header offset " + std::to_string(pos_));
   }
 
+  // Fails with Error(Input) naming the file.
   [[noreturn]] void fail_plain(const std::string& what) const {
     throw Error(ErrorKind::Input, "'" + source_ + "': bad .npy header: " + what);
   }

@@ -20,11 +20,18 @@ LoadedModel load_model(const CliOptions& cli) {
 
 namespace {
 
+// A duration in microseconds.
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+// "call 3 (calls.txt:2): " when a run has several calls, "" for a single call.
+std::string call_prefix(std::size_t calls, std::uint64_t call, const std::string& origin) {
+  if (calls <= 1) return "";
+  return "call " + std::to_string(call) + (origin.empty() ? "" : " (" + origin + ")") + ": ";
+}
 
 // Runs one call and records it; rethrows errors with the call's number and origin.
 CallRecord run_one(Session& session, const NamedTensors& inputs, const CallSpec& spec, std::uint64_t call,
-                   Clock::time_point origin, NamedTensors& outputs) {
+                   const std::string& prefix, Clock::time_point origin, NamedTensors& outputs) {
   const JitStats before = session.stats().jit;
   CallRecord r;
   r.call = call;
@@ -33,7 +40,7 @@ CallRecord run_one(Session& session, const NamedTensors& inputs, const CallSpec&
   try {
     outputs = session.run(inputs);
   } catch (const Error& e) {
-    throw Error(e.kind(), "call " + std::to_string(call) + " (" + spec.origin + "): " + e.detail());
+    throw Error(e.kind(), prefix + e.detail());
   }
   const Clock::time_point end = Clock::now();
   r.start_us = micros(start - origin);
@@ -57,9 +64,10 @@ RunResult replay_calls(const LoadedModel& loaded, const std::vector<CallSpec>& c
     try {
       tensors = inputs.make(calls[i].inputs, call);
     } catch (const Error& e) {
-      throw Error(e.kind(), "call " + std::to_string(call) + ": " + e.detail());
+      throw Error(e.kind(), call_prefix(calls.size(), call, "") + e.detail());
     }
-    result.calls.push_back(run_one(session, tensors, calls[i], call, loaded.origin, result.last_outputs));
+    const std::string prefix = call_prefix(calls.size(), call, calls[i].origin);
+    result.calls.push_back(run_one(session, tensors, calls[i], call, prefix, loaded.origin, result.last_outputs));
   }
   loaded.model.wait_for_compiles();
   result.stats = session.stats();

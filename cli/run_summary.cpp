@@ -85,10 +85,10 @@ void print_stats(std::ostream& os, const Stats& s) {
              j.code_bytes);
 }
 
-void print_run_summary(std::ostream& os, const std::string& model_path, const Model& model, const RunResult& run,
-                       const std::vector<std::string>& written) {
-  fmt::print(os, "model: {}\n  inputs: {}\n  outputs: {}\n", model_path, signature(model.inputs()),
-             signature(model.outputs()));
+void print_run_summary(std::ostream& os, const std::string& model_path, const std::string& settings,
+                       const Model& model, const RunResult& run, const std::vector<std::string>& written) {
+  fmt::print(os, "model: {}\n  inputs: {}\n  outputs: {}\n  runtime: {}\n", model_path, signature(model.inputs()),
+             signature(model.outputs()), settings);
   print_call_times(os, run.calls);
   if (!run.calls.empty()) fmt::print(os, "outputs of call {}:\n", run.calls.back().call);
   for (const auto& [name, tensor] : run.last_outputs) {

@@ -26,7 +26,8 @@ void print_call_times(std::ostream& os, const std::vector<CallRecord>& calls);
 void print_stats(std::ostream& os, const Stats& stats);
 
 // Everything `canary run` prints after the calls.
-void print_run_summary(std::ostream& os, const std::string& model_path, const Model& model, const RunResult& run,
-                       const std::vector<std::string>& written);
+// `settings` is describe_settings() of the command line.
+void print_run_summary(std::ostream& os, const std::string& model_path, const std::string& settings,
+                       const Model& model, const RunResult& run, const std::vector<std::string>& written);
 
 }  // namespace canary::cli

@@ -31,4 +31,20 @@ Options runtime_options(const CliOptions& cli) {
   return o;
 }
 
+std::string describe_settings(const CliOptions& cli) {
+  const Options o = runtime_options(cli);
+  std::string s = "profile " + cli.profile + "; jit ";
+  if (!o.jit.enabled) {
+    s += "off";
+  } else {
+    s += "on (hot after " + std::to_string(o.jit.hot_threshold) + " visits, " +
+         (o.jit.synchronous ? "compiles on the calling thread, " : "background compiles, ") +
+         (o.jit.fast_math ? "fast math" : "exact math") + (o.jit.value_canaries ? ", value canaries" : "") + ")";
+  }
+  s += "; ";
+  if (o.intra_op_threads == 0) s += "default intra-op threads";
+  else s += std::to_string(o.intra_op_threads) + (o.intra_op_threads == 1 ? " intra-op thread" : " intra-op threads");
+  return s;
+}
+
 }  // namespace canary::cli

@@ -1,6 +1,7 @@
 // canary::Options from the command line: --profile, --no-jit, --threads, --sync-compile, --hot.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "canary/options.h"
@@ -17,5 +18,8 @@ Options profile_options(std::string_view profile);
 
 // The profile's options with the other command-line settings applied.
 Options runtime_options(const CliOptions& cli);
+
+// "profile balanced; jit on (hot after 8 visits, background compiles, exact math); 1 intra-op thread".
+std::string describe_settings(const CliOptions& cli);
 
 }  // namespace canary::cli

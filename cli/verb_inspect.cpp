@@ -7,12 +7,23 @@
 
 namespace canary::cli {
 
+namespace {
+
+// The names of the model's inputs.
+std::vector<std::string> input_names(const Model& model) {
+  std::vector<std::string> names;
+  for (const TensorSpec& spec : model.inputs()) names.push_back(spec.name);
+  return names;
+}
+
+}  // namespace
+
 int inspect_command(const CliOptions& cli) {
   const LoadedModel loaded = load_model(cli);
   const RunResult run = replay_for_command(cli, loaded, false);
   const JitReport report = loaded.model.jit_report();
   if (cli.json) std::cout << inspect_json(cli.model, report, run);
-  else print_inspect(std::cout, report, run, cli.listing);
+  else print_inspect(std::cout, report, input_names(loaded.model), run, cli.listing);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 
 #include "cli/output_files.h"
 #include "cli/run_summary.h"
+#include "cli/runtime_options.h"
 #include "cli/verbs.h"
 
 namespace canary::cli {
@@ -12,7 +13,7 @@ int run_command(const CliOptions& cli) {
   const RunResult run = replay_for_command(cli, loaded, true);
   std::vector<std::string> written;
   if (!cli.output_dir.empty()) written = write_outputs(cli.output_dir, run.last_outputs);
-  print_run_summary(std::cout, cli.model, loaded.model, run, written);
+  print_run_summary(std::cout, cli.model, describe_settings(cli), loaded.model, run, written);
   return 0;
 }
 

@@ -157,8 +157,9 @@ class DotBuilder {
     if (!v.valid()) return;
     auto it = source.find(v.index);
     if (it == source.end()) return;
-    const std::string& name = g.value(v).name;
-    boost::add_edge(it->second, to, EdgeProps{name, marked_.count(name) > 0, captured.count(v.index) > 0}, dot_);
+    const ValueInfo& info = g.value(v);
+    const bool marked = marked_.count(info.name) > 0 && !info.constant;  // guards on constants always pass
+    boost::add_edge(it->second, to, EdgeProps{info.name, marked, captured.count(v.index) > 0}, dot_);
   }
 
   // Puts each decoration cluster in the scope of its first node; a node joins one cluster only.

@@ -423,7 +423,8 @@ void Engine::on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, 
   request_retrace(a, anchor, decision, call);
 }
 
-void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t exit, std::uint64_t call) {
+void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t exit, vm::Pc resume_pc,
+                     std::uint64_t call) {
   const Plan& plan = trace.plan();
   trace.count_exit(exit);
   const bool kernel_error = exit >= plan.exits.size();
@@ -431,8 +432,10 @@ void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint3
   Anchor& a = *anchors_[anchor.index];
   Event e = event(EventKind::Deopt, anchor, call);
   e.trace = trace.id();
+  e.pc = resume_pc;
   e.guard = kernel_error ? "kernel error" : plan.exits[exit].description;
-  e.message = "trace " + std::to_string(trace.id()) + " left at " + e.guard + " -> deopt, interpreter resumes";
+  e.message = "trace " + std::to_string(trace.id()) + " left at " + e.guard + " -> deopt, interpreter resumes at pc " +
+              std::to_string(resume_pc);
   events_.add(std::move(e));
   if (kernel_error || a.recording || a.compiling || a.wants_recording) return;
   const ExitRecord& x = plan.exits[exit];

@@ -71,7 +71,8 @@ class Engine {
   void on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, std::uint32_t guard,
                         const vm::FrameView& frame, std::uint64_t call);
   // Compiled code left through a side exit (or its value canary fired).
-  void on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t exit, std::uint64_t call);
+  void on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t exit, vm::Pc resume_pc,
+               std::uint64_t call);
   void on_value_canary(vm::AnchorId anchor, const CompiledTrace& trace, std::uint64_t call);
 
   // Blocks until nothing is queued or compiling.

@@ -84,7 +84,7 @@ vm::EntryResult SessionHooks::enter(const vm::Program& program, vm::AnchorId anc
   return {};
 }
 
-void SessionHooks::on_side_exit(const vm::Program&, vm::AnchorId anchor, vm::ExitId exit, vm::Pc,
+void SessionHooks::on_side_exit(const vm::Program&, vm::AnchorId anchor, vm::ExitId exit, vm::Pc pc,
                                 const vm::FrameView& frame) {
   if (exited_ == nullptr) return;
   ++counters_.deopts;
@@ -94,7 +94,7 @@ void SessionHooks::on_side_exit(const vm::Program&, vm::AnchorId anchor, vm::Exi
   if (exit.index < plan.exits.size() && plan.exits[exit.index].kind == ExitKind::EntryGuard)
     engine_->on_guard_failure(anchor, *exited_, exit.index, frame, call_);
   else
-    engine_->on_exit(anchor, *exited_, exit.index, call_);
+    engine_->on_exit(anchor, *exited_, exit.index, pc, call_);
   exited_ = nullptr;
 }
 

@@ -42,7 +42,8 @@ std::vector<std::string> guarded_names(std::string_view condition) {
 void add_group_clusters(const VariantReport& v, graph::DotDecoration& d) {
   for (std::size_t i = 0; i < v.groups.size(); ++i) {
     const FusionGroupReport& g = v.groups[i];
-    const std::string label = "trace " + std::to_string(v.trace) + " group " + std::to_string(i + 1) + ": " + g.expression;
+    const std::string label =
+        "trace " + std::to_string(v.trace) + " group " + std::to_string(i + 1) + " (" + v.tier + ")\n" + g.expression;
     auto same = std::find_if(d.clusters.begin(), d.clusters.end(),
                              [&](const graph::DotCluster& c) { return c.nodes == g.nodes; });
     if (same != d.clusters.end()) same->label += "\n" + label;

@@ -76,7 +76,7 @@ void RowEmitter::allocate_registers() {
   if (spec_.op == RowOp::Max) {
     if (isa_ == Isa::Avx512) nan_k_ = cc_.newKw("nan_k");
     else nan_vec_ = vec_ctx_.new_vec("nan_vec");
-    nan_lane_ = cc_.newXmm("nan_lane");
+    nan_gp_ = cc_.newGpd("nan_gp");
   }
 }
 

@@ -187,15 +187,24 @@ ax::Xmm RowEmitter::fold_accumulators(Fold fold, int slots) {
 void RowEmitter::reset_nan_flags() {
   if (isa_ == Isa::Avx512) cc_.kxorw(nan_k_, nan_k_, nan_k_);
   else if (isa_ == Isa::Avx2) cc_.vxorps(nan_vec_, nan_vec_, nan_vec_);
-  cc_.vxorps(nan_lane_, nan_lane_, nan_lane_);
+  cc_.xor_(nan_gp_, nan_gp_);
+}
+
+// flag |= "lane 0 of v is NaN" (vucomiss sets PF when unordered). Flags go
+// through vucomiss/setp rather than vmovd so a spilled xmm is never an operand
+// of vmovd r32, xmm (which has no memory-source form).
+void RowEmitter::or_unordered(const ax::Gp& flag, const ax::Xmm& v) {
+  ax::Gp p = cc_.newGpd("unord");
+  cc_.xor_(p, p);
+  cc_.vucomiss(v, v);
+  cc_.setp(p.r8());
+  cc_.or_(flag, p);
 }
 
 // Records which lanes of v hold NaN (the step's lanes only).
 void RowEmitter::track_nan(Lanes lanes, const ax::Vec& v) {
   if (lanes == Lanes::Single) {
-    ax::Xmm m = cc_.newXmm("nan");
-    cc_.vcmpss(m, v.xmm(), v.xmm(), kCmpUnordQ);
-    cc_.vorps(nan_lane_, nan_lane_, m);
+    or_unordered(nan_gp_, v.xmm());
     return;
   }
   if (isa_ == Isa::Avx512) {
@@ -220,9 +229,7 @@ void RowEmitter::apply_nan_flags(const ax::Xmm& r) {
     cc_.vptest(nan_vec_, nan_vec_);
     cc_.jnz(dirty);
   }
-  ax::Gp bits = cc_.newGpd("nan_bits");
-  cc_.vmovd(bits, nan_lane_);
-  cc_.test(bits, bits);
+  cc_.test(nan_gp_, nan_gp_);
   cc_.jz(clean);
   cc_.bind(dirty);
   cc_.vmovss(r, lane_constant(vec_ctx_, kQuietNaN));
@@ -241,10 +248,8 @@ void RowEmitter::check_non_finite(Lanes lanes, const ax::Vec& v) {
   if (!prologue_.check_non_finite) return;
   if (lanes == Lanes::Single) {
     ax::Xmm t = cc_.newXmm("nf");
-    ax::Gp bits = cc_.newGpd("nfbits");
     cc_.vsubss(t, v.xmm(), v.xmm());
-    cc_.vmovd(bits, t);
-    cc_.or_(flag_, bits);
+    or_unordered(flag_, t);
     return;
   }
   ax::Vec t = vec_ctx_.new_vec("nf");

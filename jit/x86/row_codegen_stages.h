@@ -76,6 +76,7 @@ class RowEmitter {
   void accumulate_square(Lanes lanes, int slot, const ax::Vec& d);
   ax::Xmm fold_accumulators(Fold fold, int slots);
   void reset_nan_flags();
+  void or_unordered(const ax::Gp& flag, const ax::Xmm& v);
   void track_nan(Lanes lanes, const ax::Vec& v);
   void apply_nan_flags(const ax::Xmm& r);
   ax::Vec broadcast(const ax::Xmm& scalar, const char* name);
@@ -110,7 +111,8 @@ class RowEmitter {
   std::vector<ax::Vec> broadcast_;
   ax::KReg tail_mask_, nan_k_;
   ax::Vec nf_acc_, nan_vec_;
-  ax::Xmm lane_acc_, nan_lane_;
+  ax::Xmm lane_acc_;
+  ax::Gp nan_gp_;
   std::vector<ax::Vec> accs_;
 };
 

@@ -42,13 +42,17 @@ AccuracySummary summarize_accuracy(const ReplayResult& result) {
   return s;
 }
 
-// Nearest-rank p50 and p99.
+// Nearest-rank p50 and p99 after the first call.
 LatencySummary summarize_latency(const ReplayResult& result) {
   std::vector<double> us;
+  LatencySummary s;
   for (const CallRecord& c : result.calls)
     if (c.outcome == CallOutcome::Ran) us.push_back(c.latency_us);
+  if (!us.empty()) {
+    s.first_us = us.front();
+    us.erase(us.begin());
+  }
   std::sort(us.begin(), us.end());
-  LatencySummary s;
   s.samples = static_cast<int>(us.size());
   s.p50_us = quantile(us, 0.50);
   s.p99_us = quantile(us, 0.99);

@@ -21,8 +21,11 @@ struct AccuracySummary {
   double max_reference_error = 0.0;    // worst relative deviation from the fp64 reference
 };
 
+// Percentiles over warm calls (every call that ran after the first, which
+// pays for oneDNN primitive creation and first-touch page faults).
 struct LatencySummary {
   double p50_us = 0.0, p99_us = 0.0, max_us = 0.0;
+  double first_us = 0.0;
   int samples = 0;
 };
 
@@ -33,7 +36,7 @@ struct OutcomeSummary {
 
 // MAPE with floors, negative and non-finite counts over every estimated well.
 AccuracySummary summarize_accuracy(const ReplayResult& result);
-// Percentiles of the latency of calls that ran.
+// Latency percentiles of the warm calls that ran, and the first call's latency.
 LatencySummary summarize_latency(const ReplayResult& result);
 // How calls ended and what gap handling did.
 OutcomeSummary summarize_outcomes(const ReplayResult& result);

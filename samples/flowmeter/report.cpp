@@ -83,14 +83,25 @@ void print_numbers(std::FILE* out, const ReplayResult& result) {
                static_cast<long long>(a.non_finite_rates));
   std::fprintf(out, "tiers: max relative deviation from the fp64 reference session %.2g (floor 1 Sm3/h)\n",
                a.max_reference_error);
-  std::fprintf(out, "latency per call: p50 %.3f ms, p99 %.3f ms, max %.3f ms over %d calls\n", l.p50_us / 1e3,
-               l.p99_us / 1e3, l.max_us / 1e3, l.samples);
+  std::fprintf(out, "latency per call: p50 %.3f ms, p99 %.3f ms, max %.3f ms over %d warm calls; first call %.3f ms\n",
+               l.p50_us / 1e3, l.p99_us / 1e3, l.max_us / 1e3, l.samples, l.first_us / 1e3);
   std::fprintf(out, "outcomes: %d ran, %d rejected with canary::Error, %d with every well masked\n\n", o.ran,
                o.rejected, o.no_wells);
 }
 
-// Session stats, the JIT's counters, its variants and the event log by kind.
-void print_runtime(std::FILE* out, const ReplayResult& result) {
+// True when a guard's condition reads one of the model's inputs ("x.dim2 == 60", "2 <= x.dim0 <= ...").
+bool guards_model_input(const std::string& condition, const std::vector<canary::TensorSpec>& inputs) {
+  for (const canary::TensorSpec& in : inputs) {
+    const auto at = condition.find(in.name + ".");
+    if (at != std::string::npos && (at == 0 || condition[at - 1] == ' ')) return true;
+    if (condition.rfind(in.name + " ", 0) == 0) return true;
+  }
+  return false;
+}
+
+// Session stats, the JIT's counters, its variants (guards on model inputs, and any that failed) and the event log by kind.
+void print_runtime(std::FILE* out, const canary::Model& model, const ReplayResult& result) {
+  const std::vector<canary::TensorSpec>& inputs = model.inputs();
   const canary::Stats& s = result.stats;
   const canary::JitStats& j = s.jit;
   std::fprintf(out, "runtime: %llu calls ok, %llu failed\n", static_cast<unsigned long long>(s.calls),
@@ -107,8 +118,15 @@ void print_runtime(std::FILE* out, const ReplayResult& result) {
     for (const canary::VariantReport& v : a.variants) {
       std::fprintf(out, "    trace %u: %s, %s, %llu entries, %zu kernels, %zu fused groups\n", v.trace, v.tier.c_str(),
                    v.isa.c_str(), static_cast<unsigned long long>(v.entries), v.kernels.size(), v.groups.size());
-      for (const canary::GuardReport& g : v.guards)
+      std::size_t hidden = 0;
+      for (const canary::GuardReport& g : v.guards) {
+        if (!guards_model_input(g.condition, inputs) && g.failures == 0) {
+          ++hidden;
+          continue;
+        }
         std::fprintf(out, "      guard %s (failed %llu)\n", g.condition.c_str(), static_cast<unsigned long long>(g.failures));
+      }
+      if (hidden > 0) std::fprintf(out, "      + %zu guards on weights and fused-group layouts, none failed\n", hidden);
     }
   }
   std::map<std::string_view, int> kinds;
@@ -166,7 +184,7 @@ void print_report(std::FILE* out, const ReportContext& context, const canary::Mo
   }
   print_shape_events(out, stream, result);
   print_numbers(out, result);
-  print_runtime(out, result);
+  print_runtime(out, model, result);
 }
 
 }  // namespace flowmeter

@@ -54,7 +54,7 @@ ShapeEvent make_event(SeededRandom& rng, FieldState& state, int call, ShapeEvent
   e.kind = kind;
   const int active = static_cast<int>(state.active.size());
   switch (kind) {
-    case ShapeEventKind::ShortWindow: e.value = rng.integer(16, 59); break;
+    case ShapeEventKind::ShortWindow: e.value = first_round ? rng.integer(16, 40) : rng.integer(16, 59); break;
     case ShapeEventKind::BurstSampling: e.value = 360; break;
     case ShapeEventKind::ChannelRemoved: e.value = static_cast<int>(Channel::PBH); e.span = 2; break;
     case ShapeEventKind::ChannelAdded: e.value = static_cast<int>(Channel::PAN); break;

@@ -26,6 +26,7 @@ constexpr AttackShape kShapes[] = {
 
 constexpr std::int64_t kAlign = 10;  // ticks: a 10 Hz and a 25 Hz sample both fall on a multiple of 10
 
+// True when the closed tick ranges share a tick.
 bool overlaps(std::int64_t a0, std::int64_t a1, std::int64_t b0, std::int64_t b1) { return a0 <= b1 && b0 <= a1; }
 
 // True when [start, end] on `vehicle` keeps clear of every other event and scheduled disruption.

@@ -1,13 +1,18 @@
 // canary-vehicle: the connected-vehicle anomaly detector sample.
 //
 //   canary-vehicle [run] [--model M.onnx] [--seed S] [--seconds S] [--calls N] [--no-jit] [--no-reference]
+//                        [--persistence K] [--strong F]
 //   canary-vehicle script [--seed S] [--seconds S]      the scene's events and shape-event script
 //   canary-vehicle generate --out DIR [--scenes N] [--seconds S] [--seed S]   training data (.npy)
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
+#include "samples/vehicle/model_card.h"
+#include "samples/vehicle/replay.h"
+#include "samples/vehicle/report.h"
 #include "samples/vehicle/stream.h"
 #include "samples/vehicle/training_data.h"
 
@@ -18,6 +23,7 @@ struct Args {
   std::uint64_t seed = 7;
   double seconds = 90.0;
   int calls = -1, scenes = 32;
+  vehicle::AlarmRule rule;
   bool jit = true, reference = true;
   bool seed_given = false, seconds_given = false;
 };
@@ -36,6 +42,8 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--seconds" && has_value) a.seconds = std::atof(argv[++i]), a.seconds_given = true;
     else if (s == "--calls" && has_value) a.calls = std::atoi(argv[++i]);
     else if (s == "--scenes" && has_value) a.scenes = std::atoi(argv[++i]);
+    else if (s == "--persistence" && has_value) a.rule.persistence = std::max(1, std::atoi(argv[++i]));
+    else if (s == "--strong" && has_value) a.rule.strong_factor = std::atof(argv[++i]);
     else if (s == "--no-jit") a.jit = false;
     else if (s == "--no-reference") a.reference = false;
     else throw std::invalid_argument("unknown argument '" + s + "'");
@@ -72,6 +80,23 @@ int generate(const Args& a) {
   return 0;
 }
 
+// Replays the stream through the detector and prints the report.
+int run_detector(const Args& a) {
+  vehicle::ScenarioConfig scene;
+  scene.seed = a.seed;
+  scene.seconds = a.seconds;
+  const vehicle::VehicleStream stream(scene);
+  vehicle::ReplayConfig config;
+  config.model_path = a.model.empty() ? vehicle::default_model_dir() + "/vehicle_lstm.onnx" : a.model;
+  config.jit = a.jit;
+  config.reference = a.reference;
+  config.max_calls = a.calls;
+  config.rule = a.rule;
+  const vehicle::ReplayRun run = vehicle::replay(config, stream);
+  vehicle::print_report({a.seed, a.seconds, a.jit, a.reference, a.rule, config.model_path}, run, stream);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,7 +104,11 @@ int main(int argc, char** argv) {
     const Args args = parse_args(argc, argv);
     if (args.mode == "generate") return generate(args);
     if (args.mode == "script") return print_script(args);
+    if (args.mode == "run") return run_detector(args);
     throw std::invalid_argument("unknown mode '" + args.mode + "' (run, script, generate)");
+  } catch (const canary::Error& e) {
+    std::fprintf(stderr, "canary-vehicle: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "canary-vehicle: %s\n", e.what());
     return 2;

@@ -10,6 +10,7 @@
 namespace vehicle {
 namespace {
 
+// A uniform draw in [lo, hi).
 double uniform(std::mt19937_64& rng, double lo, double hi) {
   return std::uniform_real_distribution<double>(lo, hi)(rng);
 }
@@ -64,6 +65,7 @@ void plan_shape_events(Scenario& s, std::mt19937_64& rng) {
 
 }  // namespace
 
+// Rounds to the nearest 20 ms tick.
 std::int64_t seconds_to_ticks(double seconds) { return std::llround(seconds * kTicksPerSecond); }
 
 // Draws drivers, the speed profile, benign braking and the shape-event plan.

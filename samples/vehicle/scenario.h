@@ -31,6 +31,7 @@ struct ScenarioConfig {
   bool attacks = true;
   bool shape_events = true;
   bool speed_changes = true;
+  double initial_gap_scale = 1.0;  // followers start at this multiple of their equilibrium gap
 };
 
 // The head's desired speed from `tick` on.

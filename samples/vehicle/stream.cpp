@@ -12,6 +12,7 @@ namespace {
 
 constexpr double kBenignAftermathSeconds = 5.0;
 
+// True (and the span's value) when a span covers the tick.
 bool inside(const std::vector<ScheduledSpan>& spans, std::int64_t tick, double* value = nullptr) {
   for (const ScheduledSpan& s : spans)
     if (s.start <= tick && tick < s.end) {

@@ -23,6 +23,7 @@ std::vector<int> missing_from(const std::vector<int>& a, const std::vector<int>&
   return out;
 }
 
+// True when a span covers the tick.
 bool inside(const std::vector<ScheduledSpan>& spans, std::int64_t tick) {
   return std::any_of(spans.begin(), spans.end(), [&](const ScheduledSpan& s) { return s.start <= tick && tick < s.end; });
 }
@@ -47,6 +48,7 @@ bool history_limited(const Scenario& s, const CallSpec& c) {
   return c.window == (c.tick - first_grid) / c.step;
 }
 
+// Appends a one-call entry.
 void add_event(std::vector<ShapeEvent>& script, int call, const CallSpec& now, char dim, std::int64_t before,
                std::int64_t after, std::string reason) {
   script.push_back({call, call, tick_seconds(now.tick), dim, before, after, after, std::move(reason)});

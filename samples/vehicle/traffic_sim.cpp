@@ -66,13 +66,13 @@ void advance(const Scenario& s, std::vector<VehicleState>& now) {
 
 }  // namespace
 
-// Head at 2000 m at its scheduled speed; followers at equilibrium gaps.
+// Head at 2000 m at its scheduled speed; followers at (a multiple of) their equilibrium gaps.
 std::vector<VehicleState> initial_platoon(const Scenario& s) {
   std::vector<VehicleState> platoon(s.drivers.size());
   const double speed = s.head_speed.front().speed;
   platoon[0] = {2000.0, speed, 0.0, kRadarRange, 0.0};
   for (std::size_t i = 1; i < platoon.size(); ++i) {
-    const double gap = idm_equilibrium_gap(s.drivers[i], speed);
+    const double gap = s.config.initial_gap_scale * idm_equilibrium_gap(s.drivers[i], speed);
     platoon[i].position = platoon[i - 1].position - s.drivers[i - 1].length - gap;
     platoon[i].speed = speed;
     observe_leader(platoon[i], platoon[i - 1], s.drivers[i - 1].length);

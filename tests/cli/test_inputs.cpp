@@ -66,7 +66,7 @@ TEST_CASE("inputs: plans merge the folder, --input and the stream, then repeat",
   canary::test::ScratchDir dir;
   write_npy(dir.file("x.npy"), Tensor::from_vector<float>({1}, {1}));
   write_npy(dir.file("b.npy"), Tensor::from_vector<float>({2}, {1}));
-  write_text(dir.file("s.txt"), "x=random:3\nb=random:2 *2\n");
+  canary::test::write_text(dir.file("s.txt"), "x=random:3\nb=random:2 *2\n");
   InputArgs args;
   args.inputs_dir = dir.path().string();
   args.inputs = {"b=random:5"};
