@@ -118,14 +118,15 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
           if (!run_fused(step, frame, ctx, scratch, run)) return false;
           break;
         case StepKind::Kernel: run_kernel(step, frame); break;
-        case StepKind::Move: run_move(step, frame); break;
+        case StepKind::Move: run_move(step, frame, scratch); break;
         case StepKind::LoopNext: ++frame.loops[plan_.loop_slot].iteration; break;
         case StepKind::Branch: {
           const vm::RegId cond = program_->inputs_of(program_->at(step.pc))[0];
           const std::optional<bool> value = read_condition(frame.registers[cond.index]);
           if (!value || *value != step.expect_true) {
             run.outcome = TraceOutcome::Exited;
-            run.exit = step.exit;
+            // A malformed condition is an error the interpreter reports, not a flip.
+            run.exit = value ? step.exit : static_cast<std::uint32_t>(plan_.exits.size());
             run.resume_pc = step.pc;
             return false;
           }
@@ -142,6 +143,15 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
     }
   }
   return true;
+}
+
+// Leaves compiled code before a fused group whose inputs no longer have the
+// layout it was compiled for; the interpreter runs the group's ops.
+bool CompiledTrace::layout_exit(const Step& step, TraceRun& run) const {
+  run.outcome = TraceOutcome::Exited;
+  run.exit = step.exit;
+  run.resume_pc = step.pc;
+  return false;
 }
 
 // Collapses the inputs' run-time shapes, checks the layout still matches the
@@ -162,6 +172,7 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
     inputs[i] = static_cast<const float*>(t.raw());
     shapes[i] = t.shape();
     const std::size_t r = shapes[i].size();
+    if (r != fs.input_ranks[i]) return layout_exit(step, run);
     if (r > rank) {
       std::copy_backward(out, out + rank, out + r);
       std::fill(out, out + (r - rank), 1);
@@ -174,15 +185,11 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
   }
   const std::span<const std::int64_t> out_shape(out, rank);
   CollapsedLayout layout;
-  bool ok = collapse_layout(out_shape, {shapes, n}, layout) && layout.inner_broadcast == fs.inner_mask;
+  bool ok = collapse_layout(out_shape, {shapes, n}, layout);
+  for (int d = 0; d < 3 && ok; ++d) ok = layout.full[d] == fs.full_masks[d];
   if (ok && fs.spec.exact_dims)
     for (int d = 0; d < 3; ++d) ok = ok && (*fs.spec.exact_dims)[d] == layout.dims[d];
-  if (!ok) {
-    run.outcome = TraceOutcome::Exited;
-    run.exit = step.exit;
-    run.resume_pc = step.pc;
-    return false;
-  }
+  if (!ok) return layout_exit(step, run);
   std::vector<Tensor>& alias = scratch.alias_outputs[step.fused];
   if (alias.size() != fs.outputs.size()) alias.resize(fs.outputs.size());
   float* outputs[kMaxFusedInputs];
@@ -216,7 +223,7 @@ void CompiledTrace::run_kernel(const Step& step, const vm::FrameView& frame) con
 }
 
 // Register moves with the interpreter's semantics (steal, share or copy through scratch).
-void CompiledTrace::run_move(const Step& step, const vm::FrameView& frame) const {
+void CompiledTrace::run_move(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const {
   const vm::Instruction& in = program_->at(step.pc);
   const auto& mp = static_cast<const vm::MoveParams&>(*in.params);
   Tensor* regs = frame.registers.data();
@@ -229,9 +236,11 @@ void CompiledTrace::run_move(const Step& step, const vm::FrameView& frame) const
     }
     return;
   }
-  std::vector<Tensor> scratch(in.num_inputs);
-  for (std::uint32_t i = 0; i < in.num_inputs; ++i) scratch[i] = regs[srcs[i].index];
-  for (std::uint32_t i = 0; i < in.num_inputs; ++i) regs[dsts[i].index] = std::move(scratch[i]);
+  std::vector<Tensor>& tmp = scratch.moves;
+  if (tmp.size() < in.num_inputs) tmp.resize(in.num_inputs);
+  for (std::uint32_t i = 0; i < in.num_inputs; ++i) tmp[i] = regs[srcs[i].index];
+  // Moving out of the scratch drops its extra handles, so buffers stay solely owned.
+  for (std::uint32_t i = 0; i < in.num_inputs; ++i) regs[dsts[i].index] = std::move(tmp[i]);
 }
 
 // The loop header's work: ends the loop at its trip count or false

@@ -18,6 +18,7 @@ namespace canary::jit {
 // that write over their own inputs).
 struct TraceScratch {
   std::vector<std::vector<Tensor>> alias_outputs;  // [fused step][output]
+  std::vector<Tensor> moves;                       // parallel moves go through here
 };
 
 struct RunContext {
@@ -72,8 +73,9 @@ class CompiledTrace {
   bool run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch, TraceRun& run) const;
   bool run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                  TraceRun& run) const;
+  bool layout_exit(const Step& step, TraceRun& run) const;
   void run_kernel(const Step& step, const vm::FrameView& frame) const;
-  void run_move(const Step& step, const vm::FrameView& frame) const;
+  void run_move(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const;
   // Loop traces: the header's work between iterations; false when the loop ends
   // or the interpreter must take over (run says where).
   bool next_iteration(const vm::FrameView& frame, const RunContext& ctx, TraceRun& run) const;

@@ -18,6 +18,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr double kMaxPenaltyMs = 60'000.0;
+constexpr auto kRefillPeriod = std::chrono::seconds(30);
+// Guard failures and deopts logged per guard: the first few, then powers of two.
+constexpr std::uint64_t kLoggedRepeats = 8;
+
+bool worth_logging(std::uint64_t count) { return count <= kLoggedRepeats || (count & (count - 1)) == 0; }
+
+std::int64_t to_ns(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
 constexpr std::uint64_t kRetraceAfterFailures = 2;
 constexpr std::uint64_t kRetraceAfterExits = 2;
 
@@ -57,7 +66,7 @@ TensorHeader header_of(const Tensor& t) {
 bool subsumes(const CompiledTrace& candidate, const CompiledTrace& old) {
   const Plan& np = candidate.plan();
   const Plan& op = old.plan();
-  if (np.entry.size() != op.entry.size() || np.start_pc != op.start_pc || np.end_pc != op.end_pc) return false;
+  if (np.entry_regs != op.entry_regs || np.start_pc != op.start_pc || np.end_pc != op.end_pc) return false;
   static const std::int64_t aligned_storage[16] = {};
   std::vector<TensorHeader> headers(op.entry.size());
   for (std::size_t i = 0; i < op.entry.size(); ++i) {
@@ -70,6 +79,15 @@ bool subsumes(const CompiledTrace& candidate, const CompiledTrace& old) {
   }
   std::vector<std::int64_t> symbols(np.guards.num_symbols + 1);
   return evaluate_guards(np.guards, headers.data(), symbols.data()) == 0;
+}
+
+// True when the plan computes something before the step at pc.
+bool work_before(const Plan& plan, vm::Pc pc) {
+  for (const Step& s : plan.steps) {
+    if (s.pc == pc) return false;
+    if (s.kind == StepKind::Kernel || s.kind == StepKind::Fused) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -123,8 +141,8 @@ void Engine::load_learned_profile() {
 void Engine::save_learned_profile() {
   std::vector<AnchorProfile> profiles;
   for (const auto& a : anchors_)
-    if (a->tier != Tier::ExactFused || !a->knowledge.symbolic.empty())
-      profiles.push_back({a->name, a->tier, a->knowledge});
+    if (!a->knowledge.symbolic.empty() || (a->tier == Tier::Unfused && !a->demoted))
+      profiles.push_back({a->name, a->demoted ? a->learned_tier() : a->tier, a->knowledge});
   std::string error;
   if (!save_profile(options_.profile_path, *program_, profiles, error)) {
     Event e;
@@ -139,7 +157,30 @@ std::uint64_t Engine::version(vm::AnchorId anchor) const {
 }
 
 bool Engine::recording_wanted(vm::AnchorId anchor) const {
-  return anchors_[anchor.index]->wants_recording.load(std::memory_order_relaxed);
+  const Anchor& a = *anchors_[anchor.index];
+  if (!a.wants_recording.load(std::memory_order_relaxed)) return false;
+  return to_ns(Clock::now()) >= a.penalty_until_ns.load(std::memory_order_relaxed);
+}
+
+void Engine::set_penalty(Anchor& a, Clock::time_point now) {
+  a.penalty_until = now + std::chrono::microseconds(static_cast<std::int64_t>(a.penalty_ms * 1000));
+  a.penalty_until_ns.store(to_ns(a.penalty_until), std::memory_order_relaxed);
+  a.penalty_ms = std::min(kMaxPenaltyMs, a.penalty_ms * 2);
+}
+
+// Gives back one compile and halves the penalty per refill period elapsed;
+// a tier lowered by a failure is tried again.
+void Engine::refill(Anchor& a, Clock::time_point now) {
+  if (a.last_refill == Clock::time_point{}) a.last_refill = now;
+  while (now - a.last_refill >= kRefillPeriod) {
+    a.last_refill += kRefillPeriod;
+    a.compiles_in_window = std::max(0, a.compiles_in_window - 1);
+    a.penalty_ms = std::max(kBasePenaltyMs, a.penalty_ms / 2);
+    if (a.demoted) {
+      a.tier = a.learned_tier();
+      a.demoted = false;
+    }
+  }
 }
 
 InstalledVariants Engine::variants(vm::AnchorId anchor) const {
@@ -160,6 +201,9 @@ void Engine::on_hot(vm::AnchorId anchor, std::uint64_t call) {
   if (!active()) return;
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
+  // Every session's interpreter finds the anchor hot once; only the first
+  // report (nothing installed or under way) starts a recording.
+  if (!a.list->empty() || a.recording || a.compiling || a.wants_recording) return;
   a.wants_recording = true;
   Event e = event(EventKind::Hot, anchor, call);
   e.message = "anchor '" + a.name + "' is hot (" + std::to_string(options_.hot_threshold) + " visits): recording a trace";
@@ -176,20 +220,22 @@ RecordingTicket Engine::claim_recording(vm::AnchorId anchor) {
   Anchor& a = *anchors_[anchor.index];
   const Clock::time_point now = Clock::now();
   if (!a.wants_recording || !can_compile(a, now)) return {};
+  refill(a, now);
   if (a.compiles_in_window >= options_.max_compiles_per_anchor) {
-    // Budget spent: wait out a penalty, then allow one more attempt.
-    a.penalty_until = now + std::chrono::microseconds(static_cast<std::int64_t>(a.penalty_ms * 1000));
+    // Budget spent: wait out a penalty (doubling each time), then allow one more attempt.
     Event e = event(EventKind::Penalty, anchor, 0);
     e.message = "anchor '" + a.name + "' used its " + std::to_string(options_.max_compiles_per_anchor) +
                 " compiles: interpreting for " + std::to_string(static_cast<int>(a.penalty_ms)) + " ms";
     events_.add(std::move(e));
-    a.penalty_ms = std::min(kMaxPenaltyMs, a.penalty_ms * 2);
+    set_penalty(a, now);
     a.compiles_in_window = options_.max_compiles_per_anchor - 1;
     return {};
   }
   a.recording = true;
   a.wants_recording = false;
-  return {true, a.cut_at};
+  const vm::Pc cut = a.cut_at;
+  a.cut_at = vm::kNoPc;  // a cut applies to the one retrace that asked for it
+  return {true, cut};
 }
 
 void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64_t call) {
@@ -214,6 +260,7 @@ void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64
     // Nothing compiled code could run here (e.g. the region starts with a
     // loop set-up): stay interpreted, look again much later.
     a.penalty_until = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(kMaxPenaltyMs));
+    a.penalty_until_ns.store(to_ns(a.penalty_until), std::memory_order_relaxed);
     return;
   }
   a.compiling = true;
@@ -253,8 +300,8 @@ bool Engine::injected_fault() {
   return true;
 }
 
-// Plans and compiles one trace; installs it or walks down the ladder.
-void Engine::compile(const Task& task) {
+// Plans and compiles one trace (outside the lock); `tier` reports the rung tried.
+std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tier& tier, std::string& error) {
   PlanOptions po;
   ShapeKnowledge knowledge;
   {
@@ -263,33 +310,47 @@ void Engine::compile(const Task& task) {
     po.tier = a.tier;
     knowledge = a.knowledge;
   }
+  tier = po.tier;
   po.math = options_.fast_math ? MathMode::Fast : MathMode::Exact;
   po.value_canaries = options_.value_canaries;
-  std::string error;
-  std::shared_ptr<const CompiledTrace> compiled;
   if (injected_fault()) {
     error = "injected fault (JitOptions::fault_injection or CANARY_JIT_FAULT)";
-  } else {
-    try {
-      Plan plan = plan_trace(*program_, task.trace, knowledge, po);
-      compiled = compile_plan(task.trace.id, program_, std::move(plan), *isa_, cache_, error);
-    } catch (const std::exception& ex) {
-      error = ex.what();
-    }
+    return nullptr;
+  }
+  Plan plan = plan_trace(*program_, task.trace, knowledge, po);
+  return compile_plan(task.trace.id, program_, std::move(plan), *isa_, cache_, error);
+}
+
+// Compiles one trace and installs it, or walks down the ladder. Whatever
+// throws, the anchor leaves the compiling state and wait_idle() wakes up.
+void Engine::compile(const Task& task) {
+  std::string error;
+  Tier tier = Tier::ExactFused;
+  std::shared_ptr<const CompiledTrace> compiled;
+  try {
+    compiled = build_variant(task, tier, error);
+  } catch (const std::exception& ex) {
+    error = ex.what();
+  } catch (...) {
+    error = "unknown exception";
   }
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[task.anchor.index];
   a.compiling = false;
-  if (compiled) {
-    install(a, std::move(compiled), task.call);
-  } else {
-    Event e = event(EventKind::CompileFailed, task.anchor, task.call);
-    e.trace = task.trace.id;
-    e.message = "trace " + std::to_string(task.trace.id) + " (" + std::string(tier_name(po.tier)) +
-                ") failed to compile: " + error + "; the interpreter keeps running the region";
-    events_.add(std::move(e));
-    ++totals_.compile_failures;
-    note_compile_failure(a, task.anchor, task.call);
+  try {
+    if (compiled) {
+      install(a, std::move(compiled), task.call);
+    } else {
+      ++totals_.compile_failures;
+      Event e = event(EventKind::CompileFailed, task.anchor, task.call);
+      e.trace = task.trace.id;
+      e.message = "trace " + std::to_string(task.trace.id) + " (" + std::string(tier_name(tier)) +
+                  ") failed to compile: " + error + "; the interpreter keeps running the region";
+      events_.add(std::move(e));
+      note_compile_failure(a, task.anchor, task.call);
+    }
+  } catch (...) {
+    // Out of memory while publishing: the region stays interpreted.
   }
   --busy_;
   idle_cv_.notify_all();
@@ -300,14 +361,14 @@ void Engine::note_compile_failure(Anchor& a, vm::AnchorId anchor, std::uint64_t 
   a.wants_recording = true;
   if (a.tier != Tier::Unfused) {
     a.tier = Tier::Unfused;
+    a.demoted = true;
     return;
   }
-  a.penalty_until = Clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(a.penalty_ms * 1000));
   Event e = event(EventKind::Penalty, anchor, call);
   e.message = "anchor '" + a.name + "' interpreted for " + std::to_string(static_cast<int>(a.penalty_ms)) +
               " ms after a failed unfused compile";
   events_.add(std::move(e));
-  a.penalty_ms = std::min(kMaxPenaltyMs, a.penalty_ms * 2);
+  set_penalty(a, Clock::now());
 }
 
 // Publishes a new variant list: the new trace first, minus variants it
@@ -331,7 +392,6 @@ void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std:
   a.list = std::move(list);
   a.version.fetch_add(1, std::memory_order_release);
   a.failures_since_install = 0;
-  a.penalty_ms = std::max(kBasePenaltyMs, a.penalty_ms / 2);
   ++totals_.compiles;
   totals_.compile_ms += trace->compile_ms();
   const Plan& p = trace->plan();
@@ -375,16 +435,21 @@ void Engine::on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, 
   for (vm::RegId r : plan.entry_regs) headers.push_back(header_of(frame.registers[r.index]));
   const Guard& g = plan.guards.guards[guard];
   failed.count_exit(guard);
+  std::optional<Event> e;
+  if (worth_logging(failed.exit_count(guard))) {
+    // Built before taking the lock; repeated failures are counted, not all logged.
+    e = event(EventKind::GuardFailed, anchor, call);
+    e->trace = failed.id();
+    e->pc = plan.start_pc;
+    e->guard = plan.exits[guard].description;
+    e->observed = describe_observed(g, headers.data());
+    e->message = "guard " + e->guard + " of trace " + std::to_string(failed.id()) + " failed (" + e->observed +
+                 "): interpreting from pc " + std::to_string(plan.start_pc) + " (failure " +
+                 std::to_string(failed.exit_count(guard)) + ")";
+  }
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
-  Event e = event(EventKind::GuardFailed, anchor, call);
-  e.trace = failed.id();
-  e.pc = plan.start_pc;
-  e.guard = plan.exits[guard].description;
-  e.observed = describe_observed(g, headers.data());
-  e.message = "guard " + e.guard + " of trace " + std::to_string(failed.id()) + " failed (" + e.observed +
-              "): interpreting from pc " + std::to_string(plan.start_pc);
-  events_.add(std::move(e));
+  if (e) events_.add(std::move(*e));
   ++a.failures_since_install;
   if (a.recording || a.compiling || a.wants_recording || a.failures_since_install < kRetraceAfterFailures) return;
 
@@ -403,7 +468,7 @@ void Engine::on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, 
       const std::int64_t was = v.shape[axis], now = h.dims[axis];
       if (was == now) continue;
       if (was > 1 && now > 1) {
-        if (a.knowledge.symbolic.insert(DimRef{i, axis}).second)
+        if (a.knowledge.symbolic.insert(RegDim{v.reg.index, axis}).second)
           made_symbolic += (made_symbolic.empty() ? "" : ", ") + name + ".dim" + std::to_string(axis);
       } else {
         sibling += (sibling.empty() ? "" : ", ") + name + ".dim" + std::to_string(axis) + " is " +
@@ -412,7 +477,8 @@ void Engine::on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, 
     }
   }
   if (g.kind == GuardKind::DimsEqual)
-    a.knowledge.unequal.insert({DimRef{g.tensor, g.axis}, DimRef{g.tensor2, g.axis2}});
+    a.knowledge.unequal.insert({RegDim{plan.entry_regs[g.tensor].index, g.axis},
+                                RegDim{plan.entry_regs[g.tensor2].index, g.axis2}});
   std::string decision;
   if (!made_symbolic.empty()) {
     a.tier = std::max(a.tier, Tier::SymbolicFused);
@@ -428,20 +494,27 @@ void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint3
   const Plan& plan = trace.plan();
   trace.count_exit(exit);
   const bool kernel_error = exit >= plan.exits.size();
+  std::optional<Event> e;
+  if (worth_logging(trace.exit_count(exit))) {
+    e = event(EventKind::Deopt, anchor, call);
+    e->trace = trace.id();
+    e->pc = resume_pc;
+    e->guard = kernel_error ? "kernel error" : plan.exits[exit].description;
+    e->message = "trace " + std::to_string(trace.id()) + " left at " + e->guard +
+                 " -> deopt, interpreter resumes at pc " + std::to_string(resume_pc);
+  }
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
-  Event e = event(EventKind::Deopt, anchor, call);
-  e.trace = trace.id();
-  e.pc = resume_pc;
-  e.guard = kernel_error ? "kernel error" : plan.exits[exit].description;
-  e.message = "trace " + std::to_string(trace.id()) + " left at " + e.guard + " -> deopt, interpreter resumes at pc " +
-              std::to_string(resume_pc);
-  events_.add(std::move(e));
+  if (e) events_.add(std::move(*e));
   if (kernel_error || a.recording || a.compiling || a.wants_recording) return;
   const ExitRecord& x = plan.exits[exit];
   if (trace.exit_count(exit) < kRetraceAfterExits) return;
   switch (x.kind) {
     case ExitKind::Branch:
+      // Cutting before a branch that opens the region would leave nothing to
+      // compile: keep the variant (it exits at the branch, no worse than
+      // interpreting) rather than retrace.
+      if (!work_before(plan, x.pc)) break;
       a.cut_at = x.pc;
       a.replace_trace = trace.id();
       request_retrace(a, anchor, "branch at pc " + std::to_string(x.pc) + " keeps deoptimising: trace cut before it",
@@ -449,6 +522,7 @@ void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint3
       break;
     case ExitKind::Layout:
       a.tier = Tier::Unfused;
+      a.demoted = true;
       a.replace_trace = trace.id();
       request_retrace(a, anchor, "fused group layout changed: unfused compiled ops", call);
       break;

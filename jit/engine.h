@@ -98,6 +98,9 @@ class Engine {
   void install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call);
   void worker_loop();
   bool can_compile(const Anchor& a, std::chrono::steady_clock::time_point now) const;
+  void set_penalty(Anchor& a, std::chrono::steady_clock::time_point now);
+  void refill(Anchor& a, std::chrono::steady_clock::time_point now);
+  std::shared_ptr<const CompiledTrace> build_variant(const Task& task, Tier& tier, std::string& error);
   void note_compile_failure(Anchor& a, vm::AnchorId anchor, std::uint64_t call);
   void request_retrace(Anchor& a, vm::AnchorId anchor, std::string decision, std::uint64_t call);
   bool injected_fault();

@@ -25,8 +25,17 @@ struct Engine::Anchor {
   vm::Pc cut_at = vm::kNoPc;
   std::uint32_t replace_trace = 0;  // the variant the next install replaces
   std::chrono::steady_clock::time_point penalty_until{};
+  // penalty_until in steady-clock nanoseconds, read without the lock.
+  std::atomic<std::int64_t> penalty_until_ns{0};
   double penalty_ms = kBasePenaltyMs;
+  // Every refill period the budget gets one compile back, the penalty
+  // halves, and a tier lowered by a failure is tried again.
+  std::chrono::steady_clock::time_point last_refill{};
+  bool demoted = false;  // tier lowered to Unfused by a failure, not by learning
   std::uint64_t failures_since_install = 0;
+
+  // The tier shape learning alone reached (what a profile keeps).
+  Tier learned_tier() const { return knowledge.symbolic.empty() ? Tier::ExactFused : Tier::SymbolicFused; }
 };
 
 }  // namespace canary::jit

@@ -73,7 +73,8 @@ void row_softmax(const std::vector<float>& v, float* out) {
   for (float x : v) max = std::max(max, static_cast<double>(x));
   double sum = 0;
   for (float x : v) sum += std::exp(static_cast<double>(x) - max);
-  for (std::size_t j = 0; j < v.size(); ++j) out[j] = static_cast<float>(std::exp(static_cast<double>(v[j]) - max) / sum);
+  for (std::size_t j = 0; j < v.size(); ++j)
+    out[j] = static_cast<float>(std::exp(static_cast<double>(v[j]) - max) / sum);
 }
 
 // LayerNormalization as the reference kernel (two-pass statistics in double).

@@ -128,7 +128,8 @@ bool build_fused(const vm::Program& program, const Trace& trace, const Group& g,
   CollapsedLayout layout;
   if (!collapse_layout(trace.ops[g.first].outputs[0].shape, spans, layout)) return false;
   for (std::size_t i = 0; i < spans.size(); ++i) spec.inner_broadcast.push_back(layout.broadcasts_inner(i));
-  out.inner_mask = layout.inner_broadcast;
+  for (int d = 0; d < 3; ++d) out.full_masks[d] = layout.full[d];
+  for (const Shape& shape : input_shapes) out.input_ranks.push_back(static_cast<std::uint8_t>(shape.size()));
   spec.math = options.math;
   spec.check_non_finite = options.value_canaries;
   if (options.tier == Tier::ExactFused) spec.exact_dims = std::array{layout.dims[0], layout.dims[1], layout.dims[2]};

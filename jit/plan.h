@@ -33,11 +33,21 @@ struct DimRef {
   friend bool operator==(DimRef a, DimRef b) { return a.entry == b.entry && a.axis == b.axis; }
 };
 
+// A dim of the value a register holds at the region's entry. Learned facts
+// are keyed by register, not by position in Trace::entry, so they hold for
+// traces that read the entry values in another order.
+struct RegDim {
+  std::uint32_t reg = 0;
+  std::uint32_t axis = 0;
+  friend bool operator<(RegDim a, RegDim b) { return std::pair(a.reg, a.axis) < std::pair(b.reg, b.axis); }
+  friend bool operator==(RegDim a, RegDim b) { return a.reg == b.reg && a.axis == b.axis; }
+};
+
 // What the policy has learned about an anchor's shapes; shapes the planner
 // must not guard by value.
 struct ShapeKnowledge {
-  std::set<DimRef> symbolic;                       // dims seen with several values (never 0 or 1)
-  std::set<std::pair<DimRef, DimRef>> unequal;     // dims once equal, later seen different
+  std::set<RegDim> symbolic;                       // dims seen with several values (never 0 or 1)
+  std::set<std::pair<RegDim, RegDim>> unequal;     // dims once equal, later seen different
 };
 
 struct FusedStep {
@@ -51,7 +61,12 @@ struct FusedStep {
   // Rank of the folded scalar constants (shape [1], [1, 1], ...): they add
   // leading 1-dims to the output shape the inputs broadcast to.
   std::size_t constant_rank = 0;
-  std::uint32_t inner_mask = 0;     // spec.inner_broadcast as a bit mask
+  // The recorded layout the kernel is valid for: per collapsed dim, which
+  // inputs span it, and each input's rank. Together they guarantee every
+  // fused op still produces the group's shape (a symbolic dim of an
+  // intermediate value turning into 1 changes them).
+  std::uint32_t full_masks[3] = {0, 0, 0};
+  std::vector<std::uint8_t> input_ranks;
 };
 
 enum class StepKind : std::uint8_t { Fused, Kernel, Move, Branch, LoopNext };

@@ -176,7 +176,10 @@ bool collapse_layout(std::span<const std::int64_t> out, std::span<const std::spa
     f3[3 - kept + k] = full[k];
   }
   layout.inner_broadcast = 0;
-  for (int d = 0; d < 3; ++d) layout.dims[d] = e3[d];
+  for (int d = 0; d < 3; ++d) {
+    layout.dims[d] = e3[d];
+    layout.full[d] = f3[d];
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t bit = 1u << i;
     if (!(f3[2] & bit)) layout.inner_broadcast |= bit;

@@ -37,6 +37,7 @@ inline constexpr std::size_t kMaxFusedInputs = 16;
 struct CollapsedLayout {
   std::int64_t dims[3] = {1, 1, 1};
   std::uint32_t inner_broadcast = 0;            // bit i: input i holds one value per row
+  std::uint32_t full[3] = {0, 0, 0};            // per collapsed dim, bit i: input i spans it
   std::int64_t strides[2 * kMaxFusedInputs] = {};  // stride0, stride1 per input
   bool broadcasts_inner(std::size_t input) const { return (inner_broadcast >> input) & 1u; }
 };

@@ -37,7 +37,8 @@ void guard_symbolic_dim(const DimRef& dim, std::int64_t seen, const ShapeKnowled
   auto it = symbol_of_value.find(seen);
   if (it != symbol_of_value.end()) {
     const DimRef first = plan.symbols[it->second].front();
-    const bool known_unequal = knowledge.unequal.count({first, dim}) || knowledge.unequal.count({dim, first});
+    const RegDim a{plan.entry_regs[first.entry].index, first.axis}, b{plan.entry_regs[dim.entry].index, dim.axis};
+    const bool known_unequal = knowledge.unequal.count({a, b}) || knowledge.unequal.count({b, a});
     if (!known_unequal) {
       Guard g = make(GuardKind::DimsEqual, dim.entry, dim.axis, 0);
       g.tensor2 = first.entry;
@@ -75,7 +76,7 @@ void plan_entry_guards(const vm::Program& program, const Trace& trace, const Sha
     for (std::uint32_t axis = 0; axis < v.shape.size(); ++axis) {
       const DimRef dim{i, axis};
       const std::int64_t seen = v.shape[axis];
-      if (symbolic && seen > 1 && knowledge.symbolic.count(dim))
+      if (symbolic && seen > 1 && knowledge.symbolic.count(RegDim{v.reg.index, axis}))
         guard_symbolic_dim(dim, seen, knowledge, symbol_of_value, plan);
       else
         plan.guards.guards.push_back(make(GuardKind::DimEquals, i, axis, seen));

@@ -1,8 +1,8 @@
 // Shape profile files: a small line format,
 //   canary-jit-profile 1 <fingerprint>
 //   anchor <name-length> <name> tier <0|1|2>
-//   symbolic <entry> <axis>
-//   unequal <entry> <axis> <entry> <axis>
+//   symbolic <register> <axis>
+//   unequal <register> <axis> <register> <axis>
 #include "jit/profile_store.h"
 
 #include <filesystem>
@@ -29,9 +29,9 @@ bool save_profile(const std::string& path, const vm::Program& program, const std
     out << "canary-jit-profile 1 " << program_fingerprint(program) << "\n";
     for (const AnchorProfile& a : anchors) {
       out << "anchor " << a.anchor.size() << " " << a.anchor << " tier " << static_cast<int>(a.tier) << "\n";
-      for (const DimRef& d : a.knowledge.symbolic) out << "symbolic " << d.entry << " " << d.axis << "\n";
+      for (const RegDim& d : a.knowledge.symbolic) out << "symbolic " << d.reg << " " << d.axis << "\n";
       for (const auto& [x, y] : a.knowledge.unequal)
-        out << "unequal " << x.entry << " " << x.axis << " " << y.entry << " " << y.axis << "\n";
+        out << "unequal " << x.reg << " " << x.axis << " " << y.reg << " " << y.axis << "\n";
     }
     if (!out.flush()) {
       error = "cannot write the JIT profile '" + tmp + "'";
@@ -83,12 +83,12 @@ bool load_profile(const std::string& path, const vm::Program& program, std::vect
         return fail(error, path, line, "bad anchor line");
       loaded.push_back({name, static_cast<Tier>(tier), {}});
     } else if (word == "symbolic" && !loaded.empty()) {
-      DimRef d;
-      if (!(in >> d.entry >> d.axis)) return fail(error, path, line, "bad symbolic line");
+      RegDim d;
+      if (!(in >> d.reg >> d.axis)) return fail(error, path, line, "bad symbolic line");
       loaded.back().knowledge.symbolic.insert(d);
     } else if (word == "unequal" && !loaded.empty()) {
-      DimRef a, b;
-      if (!(in >> a.entry >> a.axis >> b.entry >> b.axis)) return fail(error, path, line, "bad unequal line");
+      RegDim a, b;
+      if (!(in >> a.reg >> a.axis >> b.reg >> b.axis)) return fail(error, path, line, "bad unequal line");
       loaded.back().knowledge.unequal.insert({a, b});
     } else {
       return fail(error, path, line, "unexpected '" + word + "'");

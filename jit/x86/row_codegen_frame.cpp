@@ -71,8 +71,8 @@ void RowEmitter::allocate_registers() {
   }
   out_row_ = cc_.newIntPtr("out_row");
   src_row_ = source_input_ ? in_ptr_[*source_input_] : out_row_;
-  for (int s = 0; s < kMaxSlots; ++s) accs_.push_back(vec_ctx_.new_vec("acc"));
-  lane_acc_ = cc_.newXmm("lane_acc");
+  acc_ = new_accumulators("acc");
+  if (spec_.op == RowOp::LayerNorm) dev_acc_ = new_accumulators("dev_acc");
   if (spec_.op == RowOp::Max) {
     if (isa_ == Isa::Avx512) nan_k_ = cc_.newKw("nan_k");
     else nan_vec_ = vec_ctx_.new_vec("nan_vec");

@@ -1,8 +1,9 @@
 // The row ops as passes over one row: Sum/Mean/Max fold the prologue values
 // into accumulators; Softmax takes the max, then stores exp(v - max) while
-// summing it, then scales by 1 / sum; LayerNorm takes the mean, then the sum
-// of squared deviations, then writes (v - mean) / sqrt(var + eps) * scale +
-// bias. Passes after the first re-read the row values (see source_input_).
+// summing it, then scales by 1 / sum; LayerNorm takes a first mean, then the
+// sum and sum of squares of deviations from it (corrected two-pass
+// statistics), then writes (v - mean) / sqrt(var + eps) * scale + bias.
+// Passes after the first re-read the row values (see source_input_).
 #include <limits>
 
 #include "jit/x86/elementwise_codegen_stages.h"
@@ -17,6 +18,9 @@ namespace {
 constexpr int kUnrollMaxNodes = 8;
 // Unroll of the passes that compute exp (Softmax's second pass).
 constexpr int kExpUnroll = 2;
+
+// A row-constant broadcast register as a step of `lanes` uses it.
+ax::Vec in_lanes(Lanes lanes, const ax::Vec& v) { return lanes == Lanes::Single ? ax::Vec(v.xmm()) : v; }
 
 }  // namespace
 
@@ -46,14 +50,14 @@ ax::Xmm RowEmitter::row_length() {
 bool RowEmitter::emit_value_pass(Fold fold, std::string& error) {
   const bool keep = (spec_.op == RowOp::Softmax || spec_.op == RowOp::LayerNorm) && !source_input_;
   const bool nan = spec_.op == RowOp::Max;
-  reset_accumulators(fold == Fold::Add ? 0.0f : -std::numeric_limits<float>::infinity());
+  reset_accumulators(acc_, fold == Fold::Add ? 0.0f : -std::numeric_limits<float>::infinity());
   if (nan) reset_nan_flags();
   const int unroll = value_unroll();
   auto step = [&](Lanes lanes, int offset, int slot, std::string& err) {
     ax::Vec v;
     if (!row_value(lanes, offset, v, err)) return false;
     if (keep) store(out_row_, offset, lanes, v);
-    accumulate(fold, lanes, slot, v);
+    accumulate(acc_, fold, lanes, slot, v);
     if (nan) track_nan(lanes, v);
     return true;
   };
@@ -64,7 +68,7 @@ bool RowEmitter::emit_value_pass(Fold fold, std::string& error) {
 bool RowEmitter::emit_reduction(std::string& error) {
   const Fold fold = spec_.op == RowOp::Max ? Fold::Max : Fold::Add;
   if (!emit_value_pass(fold, error)) return false;
-  ax::Xmm r = fold_accumulators(fold, value_unroll());
+  ax::Xmm r = fold_accumulators(acc_, fold, value_unroll());
   if (spec_.op == RowOp::Max) apply_nan_flags(r);
   if (spec_.op == RowOp::Mean) cc_.vdivss(r, r, row_length());  // d2 == 0: 0 / 0 = NaN
   cc_.vmovss(ax::dword_ptr(out_row_), r);
@@ -77,25 +81,25 @@ bool RowEmitter::emit_reduction(std::string& error) {
 // so the row becomes NaN as in the reference kernel.
 bool RowEmitter::emit_softmax(std::string& error) {
   if (!emit_value_pass(Fold::Max, error)) return false;
-  const ax::Vec max = broadcast(fold_accumulators(Fold::Max, value_unroll()), "max");
-  reset_accumulators(0.0f);
+  const ax::Vec max = broadcast(fold_accumulators(acc_, Fold::Max, value_unroll()), "max");
+  reset_accumulators(acc_, 0.0f);
   auto exp_step = [&](Lanes lanes, int offset, int slot, std::string&) {
     VecContext& c = ctx(lanes);
     ax::Vec v = load(src_row_, offset, lanes), e = c.new_vec("e");
-    cc_.vsubps(e, v, lanes == Lanes::Single ? ax::Vec(max.xmm()) : max);
+    cc_.vsubps(e, v, in_lanes(lanes, max));
     emit_exp(c, e, e);
     store(out_row_, offset, lanes, e);
-    accumulate(Fold::Add, lanes, slot, e);
+    accumulate(acc_, Fold::Add, lanes, slot, e);
     return true;
   };
   if (!emit_pass(kExpUnroll, exp_step, error)) return false;
   ax::Xmm inv = cc_.newXmm("inv");
   cc_.vmovss(inv, vec_ctx_.constant(1.0f));
-  cc_.vdivss(inv, inv, fold_accumulators(Fold::Add, kExpUnroll));
+  cc_.vdivss(inv, inv, fold_accumulators(acc_, Fold::Add, kExpUnroll));
   const ax::Vec scale = broadcast(inv, "inv_sum");
   auto scale_step = [&](Lanes lanes, int offset, int, std::string&) {
     ax::Vec e = load(out_row_, offset, lanes), y = ctx(lanes).new_vec("y");
-    cc_.vmulps(y, e, lanes == Lanes::Single ? ax::Vec(scale.xmm()) : scale);
+    cc_.vmulps(y, e, in_lanes(lanes, scale));
     store(out_row_, offset, lanes, y);
     check_non_finite(lanes, y);
     return true;
@@ -103,34 +107,55 @@ bool RowEmitter::emit_softmax(std::string& error) {
   return emit_pass(1, scale_step, error);
 }
 
-// LayerNorm: mean; sum of (v - mean)^2; (v - mean) * r * scale[j] + bias[j]
-// with r = 1 / sqrt(var + eps) from vsqrtss and vdivss (no estimates).
-bool RowEmitter::emit_layer_norm(std::string& error) {
-  if (!emit_value_pass(Fold::Add, error)) return false;
+// LayerNorm's second pass and statistics. From the first mean m (lane 0),
+// d = v - m is summed and squared: the corrected mean is m + sum d / n and
+// var = sum d^2 / n - (sum d / n)^2 (the corrected two-pass algorithm: the
+// first mean's rounding error, large when |mean| is large next to the
+// spread, cancels). Sets the broadcast mean and r = 1 / sqrt(var + eps),
+// from vsqrtss and vdivss (no estimates).
+bool RowEmitter::emit_layer_norm_statistics(const ax::Xmm& m, ax::Vec& mean, ax::Vec& inv_std, std::string& error) {
   const ax::Xmm n = row_length();
-  ax::Xmm m = fold_accumulators(Fold::Add, value_unroll());
   cc_.vdivss(m, m, n);
-  const ax::Vec mean = broadcast(m, "mean");
-  auto lane_view = [](Lanes lanes, const ax::Vec& v) { return lanes == Lanes::Single ? ax::Vec(v.xmm()) : v; };
-  reset_accumulators(0.0f);
-  auto square_step = [&](Lanes lanes, int offset, int slot, std::string&) {
+  const ax::Vec first_mean = broadcast(m, "mean0");
+  reset_accumulators(acc_, 0.0f);
+  reset_accumulators(dev_acc_, 0.0f);
+  auto deviation_step = [&](Lanes lanes, int offset, int slot, std::string&) {
     ax::Vec v = load(src_row_, offset, lanes), d = ctx(lanes).new_vec("dev");
-    cc_.vsubps(d, v, lane_view(lanes, mean));
-    accumulate_square(lanes, slot, d);
+    cc_.vsubps(d, v, in_lanes(lanes, first_mean));
+    accumulate(dev_acc_, Fold::Add, lanes, slot, d);
+    accumulate_square(acc_, lanes, slot, d);
     return true;
   };
-  if (!emit_pass(kMaxSlots, square_step, error)) return false;
-  ax::Xmm r = fold_accumulators(Fold::Add, kMaxSlots), one = cc_.newXmm("one");
-  cc_.vdivss(r, r, n);
-  cc_.vaddss(r, r, vec_ctx_.constant(spec_.epsilon));
-  cc_.vsqrtss(r, r, r);
-  cc_.vmovss(one, vec_ctx_.constant(1.0f));
-  cc_.vdivss(r, one, r);
-  const ax::Vec inv_std = broadcast(r, "inv_std");
+  if (!emit_pass(kMaxSlots, deviation_step, error)) return false;
+  ax::Xmm shift = fold_accumulators(dev_acc_, Fold::Add, kMaxSlots);
+  ax::Xmm var = fold_accumulators(acc_, Fold::Add, kMaxSlots);
+  ax::Xmm t = cc_.newXmm("t");
+  cc_.vdivss(shift, shift, n);
+  cc_.vaddss(m, m, shift);
+  mean = broadcast(m, "mean");
+  cc_.vdivss(var, var, n);
+  cc_.vmulss(t, shift, shift);
+  cc_.vsubss(var, var, t);
+  cc_.vxorps(t, t, t);
+  cc_.vmaxss(var, t, var);  // rounding may leave var slightly below 0; NaN stays NaN
+  cc_.vaddss(var, var, vec_ctx_.constant(spec_.epsilon));
+  cc_.vsqrtss(var, var, var);
+  cc_.vmovss(t, vec_ctx_.constant(1.0f));
+  cc_.vdivss(var, t, var);
+  inv_std = broadcast(var, "inv_std");
+  return true;
+}
+
+// LayerNorm: the sum, the statistics, then (v - mean) * r * scale[j] + bias[j].
+bool RowEmitter::emit_layer_norm(std::string& error) {
+  if (!emit_value_pass(Fold::Add, error)) return false;
+  ax::Vec mean, inv_std;
+  if (!emit_layer_norm_statistics(fold_accumulators(acc_, Fold::Add, value_unroll()), mean, inv_std, error))
+    return false;
   auto norm_step = [&](Lanes lanes, int offset, int, std::string&) {
     ax::Vec v = load(src_row_, offset, lanes), y = ctx(lanes).new_vec("y");
-    cc_.vsubps(y, v, lane_view(lanes, mean));
-    cc_.vmulps(y, y, lane_view(lanes, inv_std));
+    cc_.vsubps(y, v, in_lanes(lanes, mean));
+    cc_.vmulps(y, y, in_lanes(lanes, inv_std));
     if (spec_.has_scale) cc_.vmulps(y, y, load(scale_, offset, lanes));
     if (spec_.has_bias) cc_.vaddps(y, y, load(bias_, offset, lanes));
     store(out_row_, offset, lanes, y);

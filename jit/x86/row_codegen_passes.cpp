@@ -3,8 +3,6 @@
 // accesses and prologue evaluation of one vector step; the accumulators a pass
 // folds values into (one per unrolled vector, plus a one-lane accumulator for
 // lane tails) and their horizontal fold; NaN tracking for Max; the value canary.
-#include <cstring>
-
 #include "jit/x86/elementwise_codegen_stages.h"
 #include "jit/x86/row_codegen_stages.h"
 
@@ -117,54 +115,66 @@ bool RowEmitter::row_value(Lanes lanes, int offset, ax::Vec& value, std::string&
   return true;
 }
 
-// Every accumulator (vector slots and the lane accumulator) = value.
-void RowEmitter::reset_accumulators(float value) {
+// Registers for one running sum or max (the scalar tier needs only the lane).
+Accumulators RowEmitter::new_accumulators(const char* name) {
+  Accumulators a;
   if (isa_ != Isa::Scalar)
-    for (const ax::Vec& acc : accs_) vec_ctx_.load_constant(acc, value);
-  cc_.vmovss(lane_acc_, vec_ctx_.constant(value));
+    for (int s = 0; s < kMaxSlots; ++s) a.slots.push_back(vec_ctx_.new_vec(name));
+  a.lane = cc_.newXmm(name);
+  return a;
+}
+
+// Every register of the set = value.
+void RowEmitter::reset_accumulators(const Accumulators& a, float value) {
+  for (const ax::Vec& slot : a.slots) vec_ctx_.load_constant(slot, value);
+  cc_.vmovss(a.lane, vec_ctx_.constant(value));
 }
 
 // Folds v into the slot's accumulator: merge-masked on AVX-512 tails so the
 // masked-off lanes keep their value. Max keeps the accumulator when v is NaN
 // (vmaxps returns its second operand on NaN); track_nan records NaN instead.
-void RowEmitter::accumulate(Fold fold, Lanes lanes, int slot, const ax::Vec& v) {
+void RowEmitter::accumulate(const Accumulators& a, Fold fold, Lanes lanes, int slot, const ax::Vec& v) {
   if (lanes == Lanes::Single) {
-    if (fold == Fold::Add) cc_.vaddss(lane_acc_, lane_acc_, v.xmm());
-    else cc_.vmaxss(lane_acc_, v.xmm(), lane_acc_);
+    if (fold == Fold::Add) cc_.vaddss(a.lane, a.lane, v.xmm());
+    else cc_.vmaxss(a.lane, v.xmm(), a.lane);
     return;
   }
-  const ax::Vec& acc = accs_[static_cast<std::size_t>(slot)];
+  const ax::Vec& acc = a.slots[static_cast<std::size_t>(slot)];
   if (lanes == Lanes::Masked) cc_.k(tail_mask_);
   if (fold == Fold::Add) cc_.vaddps(acc, acc, v);
   else cc_.vmaxps(acc, v, acc);
 }
 
 // Adds d * d to the slot's accumulator (one rounding, FMA).
-void RowEmitter::accumulate_square(Lanes lanes, int slot, const ax::Vec& d) {
+void RowEmitter::accumulate_square(const Accumulators& a, Lanes lanes, int slot, const ax::Vec& d) {
   if (lanes == Lanes::Single) {
-    cc_.vfmadd231ss(lane_acc_, d.xmm(), d.xmm());
+    cc_.vfmadd231ss(a.lane, d.xmm(), d.xmm());
     return;
   }
-  const ax::Vec& acc = accs_[static_cast<std::size_t>(slot)];
+  const ax::Vec& acc = a.slots[static_cast<std::size_t>(slot)];
   if (lanes == Lanes::Masked) cc_.k(tail_mask_);
   cc_.vfmadd231ps(acc, d, d);
 }
 
 // Combines the first `slots` vector accumulators pairwise, then the lanes of
 // the result by halving (zmm -> ymm -> xmm -> 2 -> 1 lanes), then the lane
-// accumulator. Returns lane 0 of an xmm (instructions with EVEX forms only,
+// accumulator. Returns lane 0 of a new xmm (instructions with EVEX forms only,
 // so xmm16-31 work on AVX-512).
-ax::Xmm RowEmitter::fold_accumulators(Fold fold, int slots) {
-  auto combine = [&](const ax::Vec& dst, const ax::Vec& a, const ax::Vec& b) {
-    if (fold == Fold::Add) cc_.vaddps(dst, a, b);
-    else cc_.vmaxps(dst, a, b);
+ax::Xmm RowEmitter::fold_accumulators(const Accumulators& a, Fold fold, int slots) {
+  auto combine = [&](const ax::Vec& dst, const ax::Vec& x, const ax::Vec& y) {
+    if (fold == Fold::Add) cc_.vaddps(dst, x, y);
+    else cc_.vmaxps(dst, x, y);
   };
-  if (isa_ == Isa::Scalar) return lane_acc_;
+  if (isa_ == Isa::Scalar) {
+    ax::Xmm x = cc_.newXmm("folded");
+    cc_.vmovaps(x, a.lane);
+    return x;
+  }
   for (int width = 1; width < slots; width *= 2)
     for (int s = 0; s + width < slots; s += 2 * width)
-      combine(accs_[static_cast<std::size_t>(s)], accs_[static_cast<std::size_t>(s)],
-              accs_[static_cast<std::size_t>(s + width)]);
-  ax::Vec v = accs_[0];
+      combine(a.slots[static_cast<std::size_t>(s)], a.slots[static_cast<std::size_t>(s)],
+              a.slots[static_cast<std::size_t>(s + width)]);
+  ax::Vec v = a.slots[0];
   if (isa_ == Isa::Avx512) {
     ax::Vec hi = cc_.newYmm("hi8");
     cc_.vextractf64x4(hi, v, 1);
@@ -179,7 +189,7 @@ ax::Xmm RowEmitter::fold_accumulators(Fold fold, int slots) {
   combine(x, x, t);
   cc_.vmovshdup(t, x);
   combine(x, x, t);
-  if (isa_ == Isa::Avx2) combine(x, x, lane_acc_);
+  if (isa_ == Isa::Avx2) combine(x, x, a.lane);
   return x;
 }
 

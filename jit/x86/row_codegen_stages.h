@@ -40,6 +40,14 @@ enum class Fold { Add, Max };
 // Most accumulators a pass uses (one per unrolled vector).
 constexpr int kMaxSlots = 4;
 
+// One running sum or max: kMaxSlots tier-width registers (one per unrolled
+// vector; none on the scalar tier) and a one-lane register for the AVX2 lane
+// tail and the scalar tier.
+struct Accumulators {
+  std::vector<ax::Vec> slots;
+  ax::Xmm lane;
+};
+
 // Emits one row kernel: the registers that live across the loops and the
 // emission steps that use them.
 class RowEmitter {
@@ -71,10 +79,11 @@ class RowEmitter {
   ax::Vec load(const ax::Gp& base, int offset, Lanes lanes);
   void store(const ax::Gp& base, int offset, Lanes lanes, const ax::Vec& v);
   bool row_value(Lanes lanes, int offset, ax::Vec& value, std::string& error);
-  void reset_accumulators(float value);
-  void accumulate(Fold fold, Lanes lanes, int slot, const ax::Vec& v);
-  void accumulate_square(Lanes lanes, int slot, const ax::Vec& d);
-  ax::Xmm fold_accumulators(Fold fold, int slots);
+  Accumulators new_accumulators(const char* name);
+  void reset_accumulators(const Accumulators& a, float value);
+  void accumulate(const Accumulators& a, Fold fold, Lanes lanes, int slot, const ax::Vec& v);
+  void accumulate_square(const Accumulators& a, Lanes lanes, int slot, const ax::Vec& d);
+  ax::Xmm fold_accumulators(const Accumulators& a, Fold fold, int slots);
   void reset_nan_flags();
   void or_unordered(const ax::Gp& flag, const ax::Xmm& v);
   void track_nan(Lanes lanes, const ax::Vec& v);
@@ -87,6 +96,7 @@ class RowEmitter {
   bool emit_reduction(std::string& error);
   bool emit_softmax(std::string& error);
   bool emit_layer_norm(std::string& error);
+  bool emit_layer_norm_statistics(const ax::Xmm& m, ax::Vec& mean, ax::Vec& inv_std, std::string& error);
   bool emit_value_pass(Fold fold, std::string& error);
   ax::Xmm row_length();
   int value_unroll() const;
@@ -111,9 +121,9 @@ class RowEmitter {
   std::vector<ax::Vec> broadcast_;
   ax::KReg tail_mask_, nan_k_;
   ax::Vec nf_acc_, nan_vec_;
-  ax::Xmm lane_acc_;
   ax::Gp nan_gp_;
-  std::vector<ax::Vec> accs_;
+  Accumulators acc_;      // the row's sum or max
+  Accumulators dev_acc_;  // LayerNorm: the sum of deviations from the first mean
 };
 
 }  // namespace row

@@ -111,7 +111,10 @@ double SensorFaults::observe(const WellField& field, int well, Channel channel, 
   }
   const auto tick = static_cast<std::uint64_t>(std::llround(t_min * 6.0) + (std::int64_t{1} << 39));
   SeededRandom noise = SeededRandom::keyed(seed_, {static_cast<std::uint64_t>(well), static_cast<std::uint64_t>(c), tick});
-  return value * (1.0 + kNoiseFraction * noise.normal());
+  // Temperature gauges read in degrees Celsius: their 0.5 % is of that reading.
+  const bool temperature = channel == Channel::TBH || channel == Channel::TWH;
+  const double reading = temperature ? value - 273.15 : value;
+  return value + kNoiseFraction * std::abs(reading) * noise.normal();
 }
 
 }  // namespace flowmeter

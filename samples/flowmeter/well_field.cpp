@@ -21,7 +21,7 @@ WellParams draw_params(SeededRandom& rng) {
   p.friction_factor = rng.uniform(0.01, 0.08);
   p.reservoir_pressure_bar = std::min(440.0, rng.uniform(1.0, 1.15) * 1000.0 * kGravity * p.depth_m / kPaPerBar);
   p.reservoir_temperature_k = 333.0 + 0.03 * (p.depth_m - 1500.0);
-  p.ambient_temperature_k = rng.uniform(285.0, 298.0);
+  p.ambient_temperature_k = rng.uniform(286.0, 290.0);  // surface (air or seabed) temperature near 15 C
   p.separator_pressure_bar = rng.uniform(10.0, 120.0);
   p.flowline_drop_coeff = rng.uniform(2.0, 12.0) / 1600.0;
   p.oil_density = rng.uniform(825.0, 925.0);

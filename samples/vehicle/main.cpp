@@ -48,6 +48,9 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--no-reference") a.reference = false;
     else throw std::invalid_argument("unknown argument '" + s + "'");
   }
+  if (!(a.seconds > 0.0 && a.seconds <= 3600.0))
+    throw std::invalid_argument("--seconds must be in (0, 3600], got " + std::to_string(a.seconds));
+  if (a.scenes < 1 || a.scenes > 1000) throw std::invalid_argument("--scenes must be in [1, 1000]");
   return a;
 }
 

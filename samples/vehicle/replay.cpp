@@ -40,9 +40,9 @@ std::string card_path_for(const std::string& model_path) {
 // Loads, replays, evaluates, then reads Stats and the event log.
 ReplayRun replay(const ReplayConfig& config, const VehicleStream& stream) {
   ReplayRun run;
-  run.card = load_model_card(card_path_for(config.model_path));
   const canary::Runtime runtime(detector_options(config.jit, config.synchronous_compiles));
   const canary::Model model = runtime.load(config.model_path);
+  run.card = load_model_card(card_path_for(config.model_path));
   run.inputs = model.inputs();
   run.outputs = model.outputs();
   Detector detector(model.session(), run.card, config.rule);

@@ -2,6 +2,7 @@
 #include "samples/vehicle/training_data.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <vector>
 
 #include "samples/vehicle/broadcast.h"
@@ -71,6 +72,7 @@ int write_window_check(const TrainingDataConfig& config) {
 
 // Scenes one after another (each is simulated once and sampled at both rates).
 std::string write_training_data(const TrainingDataConfig& config) {
+  std::filesystem::create_directories(config.out_dir);
   std::vector<double> series10, series25;
   std::vector<std::int64_t> row_scene;
   std::int64_t samples10 = 0, samples25 = 0;

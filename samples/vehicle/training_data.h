@@ -16,7 +16,7 @@ struct TrainingDataConfig {
   std::uint64_t seed = 1000;
 };
 
-// Writes into out_dir (which must exist):
+// Writes into out_dir (created when missing):
 //   series10.npy f64 [rows, T10, 5]  received messages at 10 Hz, one row per vehicle of every scene
 //   series25.npy f64 [rows, T25, 5]  the same scenes at 25 Hz
 //   row_scene.npy i64 [rows]         the scene of each row (train/validation split by scene)

@@ -1,0 +1,91 @@
+// The JIT's policy against hostile streams: fused groups whose intermediate
+// shapes change, shape cycles, many sessions, branches that open a region.
+#include <catch2/catch.hpp>
+
+#include "jit_test_models.h"
+
+using canary::DType;
+using canary::EventKind;
+using canary::Tensor;
+using namespace canary::test;
+
+TEST_CASE("jit: a fused group leaves when an intermediate dim turns into 1", "[unit][jit][api]") {
+  // a = x[1:] has P-1 rows; y2 broadcasts y1 against w. With symbolic dims,
+  // a call with P = 2 makes a one-row a that now broadcasts: the fused group
+  // must not return y1 with w's shape.
+  const char* text = R"(canary v1
+graph main(x: f32[P, 5], w: f32[K, 5]) -> (y1, y2) {
+  const st: i64[1] = [1]
+  const en: i64[1] = [1000000]
+  const ax: i64[1] = [0]
+  a = Slice(x, st, en, ax)
+  y1 = Neg(a)
+  y2 = Mul(y1, w)
+}
+)";
+  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  auto model = rt.load_text(text);
+  auto plain = plain_rt.load_text(text);
+  auto s = model.session();
+  auto p = plain.session();
+  const std::vector<std::pair<std::int64_t, std::int64_t>> calls{{5, 4}, {5, 4}, {7, 6}, {7, 6}, {9, 8}, {2, 4}, {2, 4}};
+  for (auto [rows, k] : calls) {
+    const canary::NamedTensors in{{"x", random_tensor({rows, 5}, 1)}, {"w", random_tensor({k, 5}, 2)}};
+    auto got = s.run(in);
+    auto want = p.run(in);
+    REQUIRE(got.at("y1").shape() == want.at("y1").shape());
+    REQUIRE(got.at("y2").shape() == want.at("y2").shape());
+    CHECK(bit_identical(got.at("y1"), want.at("y1")));
+    CHECK(bit_identical(got.at("y2"), want.at("y2")));
+  }
+}
+
+TEST_CASE("jit: a stream cycling through more shape classes than variants cannot storm", "[unit][jit][api]") {
+  canary::Options o = jit_options(1);
+  o.jit.max_variants_per_anchor = 2;
+  o.jit.max_compiles_per_anchor = 4;
+  canary::Runtime rt(o);
+  auto model = elementwise_chain(rt);
+  auto s = model.session();
+  const std::vector<std::vector<std::int64_t>> classes{{1, 1}, {1, 5}, {3, 1}, {3, 5}, {0, 5}};
+  for (int call = 0; call < 2000; ++call) {
+    const auto& shape = classes[static_cast<std::size_t>(call) % classes.size()];
+    s.run({{"x", random_tensor(shape, 1)}, {"b", random_tensor({shape[1]}, 2)}});
+  }
+  // The budget (4) plus one attempt per expired penalty, and penalties double.
+  CHECK(s.stats().jit.compiles + s.stats().jit.compile_failures <= 4 + 8);
+  CHECK(!events_of(model, EventKind::Penalty).empty());
+  // Repeated failures are counted but not all logged.
+  CHECK(events_of(model, EventKind::GuardFailed).size() < 400);
+}
+
+TEST_CASE("jit: new sessions run the installed variant instead of recompiling", "[unit][jit][api]") {
+  canary::Runtime rt(jit_options(2));
+  auto model = elementwise_chain(rt);
+  const Tensor b = random_tensor({8}, 2);
+  std::uint64_t compiled_entries = 0;
+  for (int session = 0; session < 12; ++session) {
+    auto s = model.session();
+    for (int call = 0; call < 4; ++call) s.run({{"x", random_tensor({4, 8}, 1)}, {"b", b}});
+    compiled_entries += s.stats().jit.compiled_entries;
+  }
+  CHECK(events_of(model, EventKind::Compiled).size() == 1);
+  CHECK(events_of(model, EventKind::Evicted).empty());
+  CHECK(compiled_entries >= 12 * 4 - 2);
+}
+
+TEST_CASE("jit: a branch that opens the region is not cut into an empty trace", "[unit][jit][api]") {
+  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  const std::string path = std::string(CANARY_TEST_DATA_DIR) + "/if_select.cnr";
+  auto model = rt.load(path);
+  auto plain = plain_rt.load(path);
+  auto s = model.session();
+  auto p = plain.session();
+  for (int call = 0; call < 40; ++call) {
+    const canary::NamedTensors in{{"x", random_tensor({3, 4}, 1)}, {"flag", Tensor::scalar<bool>(call % 2 == 0)}};
+    CHECK(bit_identical(s.run(in).at("y"), p.run(in).at("y")));
+  }
+  for (const canary::Event& e : events_of(model, EventKind::TraceRecorded))
+    CHECK(e.message.find(": 0 instructions") == std::string::npos);
+  CHECK(events_of(model, EventKind::Compiled).size() == 1);
+}
