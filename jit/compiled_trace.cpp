@@ -72,6 +72,7 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
   if (!check_guards(frame, run)) return run;
   entries_.fetch_add(1, std::memory_order_relaxed);
   if (scratch.alias_outputs.size() != plan_.fused.size()) scratch.alias_outputs.assign(plan_.fused.size(), {});
+  if (scratch.row_outputs.size() != plan_.rows.size()) scratch.row_outputs.assign(plan_.rows.size(), {});
   for (;;) {
     if (!run_steps(frame, ctx, scratch, run)) return run;
     if (!plan_.loops || !next_iteration(frame, ctx, run)) break;
@@ -116,6 +117,9 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
       switch (step.kind) {
         case StepKind::Fused:
           if (!run_fused(step, frame, ctx, scratch, run)) return false;
+          break;
+        case StepKind::Row:
+          if (!run_row(step, frame, ctx, scratch, run)) return false;
           break;
         case StepKind::Kernel: run_kernel(step, frame); break;
         case StepKind::Move: run_move(step, frame, scratch); break;
@@ -210,6 +214,92 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
   }
   for (std::size_t o = 0; o < fs.outputs.size(); ++o)
     if (fs.output_aliases_input[o]) std::swap(alias[o], frame.registers[fs.outputs[o].index]);
+  return true;
+}
+
+// Broadcast shape of a fused group's inputs (plus the rank of folded
+// constants) into out; returns its rank, or -1 when an input's rank differs
+// from the one the kernel was compiled for.
+static int broadcast_inputs(const vm::FrameView& frame, const std::vector<vm::RegId>& regs,
+                            const std::vector<std::uint8_t>& ranks, std::size_t constant_rank, const float** inputs,
+                            std::span<const std::int64_t>* shapes, std::int64_t* out) {
+  std::size_t rank = constant_rank;
+  std::fill(out, out + rank, 1);
+  for (std::size_t i = 0; i < regs.size(); ++i) {
+    const Tensor& t = frame.registers[regs[i].index];
+    inputs[i] = static_cast<const float*>(t.raw());
+    shapes[i] = t.shape();
+    const std::size_t r = shapes[i].size();
+    if (r != ranks[i]) return -1;
+    if (r > rank) {
+      std::copy_backward(out, out + rank, out + r);
+      std::fill(out, out + (r - rank), 1);
+      rank = r;
+    }
+    for (std::size_t d = 0; d < r; ++d) {
+      std::int64_t& o = out[rank - r + d];
+      if (o == 1) o = shapes[i][d];
+    }
+  }
+  return static_cast<int>(rank);
+}
+
+// A row kernel: the prologue's inputs collapse with the last axis kept as
+// d2; reductions write one value per row, Softmax/LayerNorm a full row.
+bool CompiledTrace::run_row(const Step& step, const vm::FrameView& frame, const RunContext& ctx,
+                            TraceScratch& scratch, TraceRun& run) const {
+  (void)ctx;
+  const RowStep& rs = plan_.rows[step.fused];
+  const RowFn fn = code_.rows[step.fused];
+  const float* inputs[kMaxFusedInputs];
+  std::span<const std::int64_t> shapes[kMaxFusedInputs];
+  std::int64_t shape[kMaxTensorRank];
+  const int rank = broadcast_inputs(frame, rs.inputs, rs.input_ranks, rs.constant_rank, inputs, shapes, shape);
+  if (rank <= 0) return layout_exit(step, run);
+  const std::span<const std::int64_t> in_shape(shape, static_cast<std::size_t>(rank));
+  CollapsedLayout layout;
+  bool ok = collapse_layout(in_shape, {shapes, rs.inputs.size()}, layout, true);
+  for (int d = 0; d < 3 && ok; ++d) ok = layout.full[d] == rs.full_masks[d];
+  const std::int64_t d2 = layout.dims[2];
+  if (ok && rs.spec.op == RowOp::Max) ok = d2 > 0;  // the interpreter reports an empty ReduceMax
+  const float* scale = nullptr;
+  const float* bias = nullptr;
+  if (ok && rs.spec.has_scale) {
+    const Tensor& t = frame.registers[rs.scale.index];
+    ok = t.defined() && t.dtype() == DType::F32 && t.rank() == 1 && t.dim(0) == d2;
+    if (ok) scale = t.data<float>();
+  }
+  if (ok && rs.spec.has_bias) {
+    const Tensor& t = frame.registers[rs.bias.index];
+    ok = t.defined() && t.dtype() == DType::F32 && t.rank() == 1 && t.dim(0) == d2;
+    if (ok) bias = t.data<float>();
+  }
+  if (!ok) return layout_exit(step, run);
+  // Output shape: reductions drop the last axis or keep it as 1.
+  std::int64_t out_dims[kMaxTensorRank];
+  std::size_t out_rank = static_cast<std::size_t>(rank);
+  std::copy(shape, shape + rank, out_dims);
+  const bool reduces = rs.spec.op == RowOp::Sum || rs.spec.op == RowOp::Mean || rs.spec.op == RowOp::Max;
+  if (reduces) {
+    if (rs.keepdims) out_dims[rank - 1] = 1;
+    else --out_rank;
+  }
+  Tensor& out = rs.output_aliases_input ? scratch.row_outputs[step.fused] : frame.registers[rs.output.index];
+  out.reset(DType::F32, std::span<const std::int64_t>(out_dims, out_rank));
+  const std::int64_t rows = layout.dims[0] * layout.dims[1];
+  if (rows > 0 && (d2 > 0 || reduces)) {
+    RowArgs args;
+    args.inputs = inputs;
+    args.strides = layout.strides;
+    args.output = static_cast<float*>(out.raw());
+    args.scale = scale;
+    args.bias = bias;
+    for (int d = 0; d < 3; ++d) args.dims[d] = layout.dims[d];
+    args.row_begin = 0;
+    args.row_end = rows;
+    if (fn(&args) != 0) run.value_canary = true;
+  }
+  if (rs.output_aliases_input) std::swap(out, frame.registers[rs.output.index]);
   return true;
 }
 

@@ -19,6 +19,7 @@ namespace canary::jit {
 struct TraceScratch {
   std::vector<std::vector<Tensor>> alias_outputs;  // [fused step][output]
   std::vector<Tensor> moves;                       // parallel moves go through here
+  std::vector<Tensor> row_outputs;                 // [row step], for outputs that alias an input
 };
 
 struct RunContext {
@@ -44,6 +45,7 @@ class CompiledTrace {
   struct Code {
     GuardFn guards = nullptr;
     std::vector<FusedFn> fused;              // per Plan::fused
+    std::vector<RowFn> rows;                 // per Plan::rows
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::size_t code_bytes = 0;
   };
@@ -74,6 +76,8 @@ class CompiledTrace {
   bool run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                  TraceRun& run) const;
   bool layout_exit(const Step& step, TraceRun& run) const;
+  bool run_row(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
+               TraceRun& run) const;
   void run_kernel(const Step& step, const vm::FrameView& frame) const;
   void run_move(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const;
   // Loop traces: the header's work between iterations; false when the loop ends

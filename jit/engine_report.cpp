@@ -31,6 +31,14 @@ VariantReport variant_report(const vm::Program& program, const CompiledTrace& t,
     g.outputs = f.outputs.size();
     v.groups.push_back(std::move(g));
   }
+  for (const RowStep& r : p.rows) {
+    FusionGroupReport g;
+    for (vm::Pc pc : r.pcs) g.nodes.push_back(node_name(program, pc));
+    g.expression = r.spec.key();
+    g.inputs = r.inputs.size();
+    g.outputs = 1;
+    v.groups.push_back(std::move(g));
+  }
   for (const Step& s : p.steps)
     if (s.kind == StepKind::Kernel) v.kernels.push_back(node_name(program, s.pc));
   for (std::uint32_t e = 0; e < p.exits.size(); ++e) {

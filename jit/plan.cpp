@@ -11,6 +11,7 @@
 
 #include "jit/plan_fusion.h"
 #include "jit/plan_guards.h"
+#include "jit/plan_rows.h"
 
 namespace canary::jit {
 
@@ -74,47 +75,16 @@ std::vector<RegSet> live_after_ops(const vm::Program& program, const Trace& trac
 // collapse into three dims (the ops then run as kernel steps).
 bool build_fused(const vm::Program& program, const Trace& trace, const Group& g, const ScalarConstants& constants,
                  const RegSet& live_after_group, const PlanOptions& options, FusedStep& out) {
+  GroupDag dag = build_group_dag(program, trace, g.first, g.last, constants);
   FusedElementwiseSpec& spec = out.spec;
-  std::unordered_map<std::uint32_t, std::uint16_t> node_of_reg, input_node, constant_node;
-  std::vector<Shape> input_shapes;
-  std::vector<std::pair<std::uint32_t, std::uint16_t>> defined;  // (reg, node) in definition order
-  auto operand = [&](const TraceValue& v) -> std::uint16_t {
-    if (auto it = node_of_reg.find(v.reg.index); it != node_of_reg.end()) return it->second;
-    if (auto c = constants.find(v.reg.index); c != constants.end()) {
-      out.constant_rank = std::max(out.constant_rank, v.shape.size());
-      auto [it, fresh] = constant_node.emplace(v.reg.index, static_cast<std::uint16_t>(spec.nodes.size()));
-      if (fresh) spec.nodes.push_back(EwNode{EwOp::Constant, 0, 0, 0, c->second, 0.0f});
-      return it->second;
-    }
-    auto [it, fresh] = input_node.emplace(v.reg.index, static_cast<std::uint16_t>(spec.nodes.size()));
-    if (fresh) {
-      EwNode n;
-      n.op = EwOp::Input;
-      n.input = spec.num_inputs++;
-      spec.nodes.push_back(n);
-      out.inputs.push_back(v.reg);
-      input_shapes.push_back(v.shape);
-    }
-    return it->second;
-  };
-  for (std::size_t i = g.first; i <= g.last; ++i) {
-    const TraceOp& op = trace.ops[i];
-    const FusibleOp f = *fusible_op(program, op, constants);
-    const std::uint16_t a = operand(op.inputs[0]);
-    std::uint16_t node = a;
-    if (!f.identity) {
-      EwNode n{f.op, a, f.operands == 2 ? operand(op.inputs[1]) : std::uint16_t{0}, 0, f.imm0, f.imm1};
-      node = static_cast<std::uint16_t>(spec.nodes.size());
-      spec.nodes.push_back(n);
-    }
-    node_of_reg[op.outputs[0].reg.index] = node;
-    defined.emplace_back(op.outputs[0].reg.index, node);
-    out.pcs.push_back(op.pc);
-  }
+  spec = std::move(dag.spec);
+  out.inputs = std::move(dag.inputs);
+  out.pcs = std::move(dag.pcs);
+  out.constant_rank = dag.constant_rank;
   // Store the last definition of each register that is still needed afterwards.
   RegSet stored;
-  for (std::size_t d = defined.size(); d-- > 0;) {
-    const auto [reg, node] = defined[d];
+  for (std::size_t d = dag.defined.size(); d-- > 0;) {
+    const auto [reg, node] = dag.defined[d];
     if (stored.count(reg) || !live_after_group.count(reg)) {
       stored.insert(reg);
       continue;
@@ -124,12 +94,12 @@ bool build_fused(const vm::Program& program, const Trace& trace, const Group& g,
     out.outputs.insert(out.outputs.begin(), vm::RegId{reg});
   }
   if (spec.outputs.empty() || spec.outputs.size() > kMaxFusedInputs) return false;
-  std::vector<std::span<const std::int64_t>> spans(input_shapes.begin(), input_shapes.end());
+  std::vector<std::span<const std::int64_t>> spans(dag.input_shapes.begin(), dag.input_shapes.end());
   CollapsedLayout layout;
   if (!collapse_layout(trace.ops[g.first].outputs[0].shape, spans, layout)) return false;
   for (std::size_t i = 0; i < spans.size(); ++i) spec.inner_broadcast.push_back(layout.broadcasts_inner(i));
   for (int d = 0; d < 3; ++d) out.full_masks[d] = layout.full[d];
-  for (const Shape& shape : input_shapes) out.input_ranks.push_back(static_cast<std::uint8_t>(shape.size()));
+  for (const Shape& shape : dag.input_shapes) out.input_ranks.push_back(static_cast<std::uint8_t>(shape.size()));
   spec.math = options.math;
   spec.check_non_finite = options.value_canaries;
   if (options.tier == Tier::ExactFused) spec.exact_dims = std::array{layout.dims[0], layout.dims[1], layout.dims[2]};
@@ -160,6 +130,18 @@ std::uint32_t add_exit(Plan& plan, ExitKind kind, vm::Pc pc, std::string descrip
   e.description = std::move(description);
   plan.exits.push_back(std::move(e));
   return static_cast<std::uint32_t>(plan.exits.size() - 1);
+}
+
+// Appends a row kernel step starting at pc, covering `ops` instructions.
+void add_row_step(Plan& plan, RowStep row, vm::Pc pc, std::size_t ops) {
+  Step s;
+  s.kind = StepKind::Row;
+  s.pc = pc;
+  s.fused = static_cast<std::uint32_t>(plan.rows.size());
+  s.exit = add_exit(plan, ExitKind::Layout, pc, "layout of row kernel at pc " + std::to_string(pc));
+  plan.fused_ops += ops;
+  plan.rows.push_back(std::move(row));
+  plan.steps.push_back(s);
 }
 
 }  // namespace
@@ -194,8 +176,10 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
   std::vector<Group> groups = find_groups(program, trace, constants, options.tier);
   std::vector<bool> exit_before(trace.ops.size(), false);
   for (const Group& g : groups) exit_before[g.first] = true;
+  const bool rows_allowed = options.tier != Tier::Unfused;
   for (std::size_t i = 0; i < trace.ops.size(); ++i)
-    if (trace.ops[i].opcode == vm::Opcode::JumpIfFalse) exit_before[i] = true;
+    if (trace.ops[i].opcode == vm::Opcode::JumpIfFalse || (rows_allowed && is_row_candidate(program, trace, i)))
+      exit_before[i] = true;
   const std::vector<RegSet> live_after = live_after_ops(program, trace, exit_before);
 
   std::size_t next_group = 0;
@@ -203,6 +187,18 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
     const TraceOp& op = trace.ops[i];
     if (next_group < groups.size() && groups[next_group].first == i) {
       const Group g = groups[next_group++];
+      // A group feeding a row op right after it becomes that row kernel's prologue.
+      if (g.last + 1 < trace.ops.size() && is_row_candidate(program, trace, g.last + 1)) {
+        RowStep rs;
+        bool absorbed = false;
+        if (build_row(program, trace, g.last + 1, std::pair(g.first, g.last), constants, live_after[g.last],
+                      live_after[g.last + 1], options, rs, absorbed) &&
+            absorbed) {
+          add_row_step(plan, std::move(rs), op.pc, g.last - g.first + 2);
+          i = g.last + 1;
+          continue;
+        }
+      }
       FusedStep fs;
       if (build_fused(program, trace, g, constants, live_after[g.last], options, fs)) {
         Step s;
@@ -214,6 +210,14 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
         plan.fused.push_back(std::move(fs));
         plan.steps.push_back(s);
         i = g.last;
+        continue;
+      }
+    }
+    if (rows_allowed && is_row_candidate(program, trace, i)) {
+      RowStep rs;
+      bool absorbed = false;
+      if (build_row(program, trace, i, std::nullopt, constants, {}, live_after[i], options, rs, absorbed)) {
+        add_row_step(plan, std::move(rs), op.pc, 1);
         continue;
       }
     }

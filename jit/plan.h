@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "jit/fused_kernel.h"
+#include "jit/fused_row.h"
 #include "jit/guard.h"
 #include "jit/trace.h"
 #include "vm/program.h"
@@ -69,12 +70,27 @@ struct FusedStep {
   std::vector<std::uint8_t> input_ranks;
 };
 
-enum class StepKind : std::uint8_t { Fused, Kernel, Move, Branch, LoopNext };
+// A row kernel: an elementwise prologue (possibly just the row op's input)
+// then a reduction / Softmax / LayerNorm along the last axis.
+struct RowStep {
+  FusedRowSpec spec;
+  std::vector<vm::RegId> inputs;    // prologue inputs
+  vm::RegId output;                 // the row op's output register
+  vm::RegId scale, bias;            // LayerNorm (bias may be none)
+  bool keepdims = true;             // reductions: keep the reduced axis as 1
+  std::size_t constant_rank = 0;
+  std::uint32_t full_masks[3] = {0, 0, 0};
+  std::vector<std::uint8_t> input_ranks;
+  bool output_aliases_input = false;
+  std::vector<vm::Pc> pcs;          // prologue ops then the row op
+};
+
+enum class StepKind : std::uint8_t { Fused, Kernel, Move, Branch, LoopNext, Row };
 
 struct Step {
   StepKind kind = StepKind::Kernel;
   vm::Pc pc = 0;              // Kernel/Move/Branch/LoopNext: the instruction; Fused: its first one
-  std::uint32_t fused = 0;    // Fused: index into Plan::fused
+  std::uint32_t fused = 0;    // Fused: index into Plan::fused; Row: into Plan::rows
   bool expect_true = false;   // Branch: the direction recorded
   std::uint32_t exit = 0;     // Fused/Branch: the exit taken when the step's check fails
 };
@@ -99,6 +115,7 @@ struct Plan {
   std::vector<std::string> entry_names; // value names, for guard descriptions
   std::vector<Step> steps;
   std::vector<FusedStep> fused;
+  std::vector<RowStep> rows;
   std::vector<ExitRecord> exits;        // exits[i] for guard i come first
   // Symbolic dims: symbol slot -> the entry dims it stands for.
   std::vector<std::vector<DimRef>> symbols;

@@ -20,6 +20,13 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
       os << ", " << f.inputs.size() << " inputs, " << f.outputs.size() << " outputs: " << f.spec.key();
       break;
     }
+    case StepKind::Row: {
+      const RowStep& r = plan.rows[s.fused];
+      os << "row kernel " << s.fused << " (" << row_op_name(r.spec.op) << "): " << r.pcs.size() << " ops at pcs";
+      for (vm::Pc pc : r.pcs) os << ' ' << pc;
+      os << ", " << r.inputs.size() << " inputs: " << r.spec.key();
+      break;
+    }
     case StepKind::Kernel: os << "kernel pc " << s.pc << where; break;
     case StepKind::Move: os << "move pc " << s.pc; break;
     case StepKind::Branch: os << "branch pc " << s.pc << " expects " << (s.expect_true ? "true" : "false"); break;

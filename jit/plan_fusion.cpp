@@ -3,8 +3,11 @@
 // kernels' 3-dim iteration space.
 #include "jit/plan_fusion.h"
 
+#include <algorithm>
 #include <cmath>
+#include <unordered_map>
 #include <limits>
+#include <optional>
 
 #include "vm/elementwise_info.h"
 
@@ -131,6 +134,59 @@ std::optional<FusibleOp> fusible_op(const vm::Program& program, const TraceOp& o
   return f;
 }
 
+GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::size_t first, std::size_t last,
+                         const ScalarConstants& constants) {
+  GroupDag dag;
+  FusedElementwiseSpec& spec = dag.spec;
+  std::unordered_map<std::uint32_t, std::uint16_t> node_of_reg, input_node, constant_node;
+  auto operand = [&](const TraceValue& v) -> std::uint16_t {
+    if (auto it = node_of_reg.find(v.reg.index); it != node_of_reg.end()) return it->second;
+    if (auto c = constants.find(v.reg.index); c != constants.end()) {
+      dag.constant_rank = std::max(dag.constant_rank, v.shape.size());
+      auto [it, fresh] = constant_node.emplace(v.reg.index, static_cast<std::uint16_t>(spec.nodes.size()));
+      if (fresh) spec.nodes.push_back(EwNode{EwOp::Constant, 0, 0, 0, c->second, 0.0f});
+      return it->second;
+    }
+    auto [it, fresh] = input_node.emplace(v.reg.index, static_cast<std::uint16_t>(spec.nodes.size()));
+    if (fresh) {
+      EwNode n;
+      n.op = EwOp::Input;
+      n.input = spec.num_inputs++;
+      spec.nodes.push_back(n);
+      dag.inputs.push_back(v.reg);
+      dag.input_shapes.push_back(v.shape);
+    }
+    return it->second;
+  };
+  for (std::size_t i = first; i <= last; ++i) {
+    const TraceOp& op = trace.ops[i];
+    const FusibleOp f = *fusible_op(program, op, constants);
+    const std::uint16_t a = operand(op.inputs[0]);
+    std::uint16_t node = a;
+    if (!f.identity) {
+      EwNode n{f.op, a, f.operands == 2 ? operand(op.inputs[1]) : std::uint16_t{0}, 0, f.imm0, f.imm1};
+      node = static_cast<std::uint16_t>(spec.nodes.size());
+      spec.nodes.push_back(n);
+    }
+    node_of_reg[op.outputs[0].reg.index] = node;
+    dag.defined.emplace_back(op.outputs[0].reg.index, node);
+    dag.pcs.push_back(op.pc);
+  }
+  return dag;
+}
+
+GroupDag identity_dag(const TraceValue& value) {
+  GroupDag dag;
+  EwNode n;
+  n.op = EwOp::Input;
+  dag.spec.nodes.push_back(n);
+  dag.spec.num_inputs = 1;
+  dag.inputs.push_back(value.reg);
+  dag.input_shapes.push_back(value.shape);
+  dag.defined.emplace_back(value.reg.index, 0);
+  return dag;
+}
+
 std::uint32_t inner_broadcast_mask(const std::vector<bool>& flags) {
   std::uint32_t mask = 0;
   for (std::size_t i = 0; i < flags.size(); ++i)
@@ -138,11 +194,28 @@ std::uint32_t inner_broadcast_mask(const std::vector<bool>& flags) {
   return mask;
 }
 
+// Bit i set when input i spans dim d of out (d counted in out's rank).
+std::optional<std::uint32_t> dim_status(std::span<const std::int64_t> out,
+                                        std::span<const std::span<const std::int64_t>> inputs, std::size_t d) {
+  std::uint32_t status = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& s = inputs[i];
+    if (s.size() > out.size()) return std::nullopt;
+    const std::size_t offset = out.size() - s.size();
+    const std::int64_t e = d < offset ? 1 : s[d - offset];
+    if (e != out[d] && e != 1) return std::nullopt;
+    if (e == out[d]) status |= 1u << i;
+  }
+  return status;
+}
+
 bool collapse_layout(std::span<const std::int64_t> out, std::span<const std::span<const std::int64_t>> inputs,
-                     CollapsedLayout& layout) {
-  const std::size_t rank = out.size();
+                     CollapsedLayout& layout, bool keep_last) {
   const std::size_t n = inputs.size();
   if (n > kMaxFusedInputs) return false;
+  if (keep_last && out.empty()) return false;
+  const std::size_t rank = keep_last ? out.size() - 1 : out.size();
+  const std::size_t max_kept = keep_last ? 2 : 3;
   // Kept dims (extent > 1) merged while every input keeps the same
   // full/broadcast status; `full` has bit i set when input i spans the dim.
   std::int64_t extents[4];
@@ -150,23 +223,25 @@ bool collapse_layout(std::span<const std::int64_t> out, std::span<const std::spa
   std::size_t kept = 0;
   for (std::size_t d = 0; d < rank; ++d) {
     if (out[d] == 1) continue;
-    std::uint32_t status = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto& s = inputs[i];
-      if (s.size() > rank) return false;
-      const std::size_t offset = rank - s.size();
-      const std::int64_t e = d < offset ? 1 : s[d - offset];
-      if (e != out[d] && e != 1) return false;
-      if (e == out[d]) status |= 1u << i;
-    }
+    const std::optional<std::uint32_t> st = dim_status(out, inputs, d);
+    if (!st) return false;
+    const std::uint32_t status = *st;
     if (kept > 0 && full[kept - 1] == status) {
       extents[kept - 1] *= out[d];
     } else {
-      if (kept == 3) return false;
+      if (kept == max_kept) return false;
       extents[kept] = out[d];
       full[kept] = status;
       ++kept;
     }
+  }
+  if (keep_last) {
+    const std::optional<std::uint32_t> st = dim_status(out, inputs, out.size() - 1);
+    if (!st) return false;
+    extents[kept] = out.back();
+    // Along an extent-1 last dim every input is read at index 0: call it full.
+    full[kept] = out.back() == 1 ? (n == 32 ? ~0u : (1u << n) - 1) : *st;
+    ++kept;
   }
   // Right-align into (d0, d1, d2) with 1-extent, all-broadcast padding in front.
   std::int64_t e3[3] = {1, 1, 1};

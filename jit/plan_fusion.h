@@ -27,6 +27,21 @@ struct FusibleOp {
 // (not elementwise, not f32, a non-constant Clip bound, ...).
 std::optional<FusibleOp> fusible_op(const vm::Program& program, const TraceOp& op, const ScalarConstants& constants);
 
+// The expression DAG of trace ops [first, last] (all fusible): nodes for
+// inputs (deduplicated by register), folded scalar constants and each op.
+struct GroupDag {
+  FusedElementwiseSpec spec;                                  // nodes and num_inputs; no outputs yet
+  std::vector<vm::RegId> inputs;
+  std::vector<Shape> input_shapes;                            // as recorded
+  std::size_t constant_rank = 0;                              // rank of folded constants
+  std::vector<std::pair<std::uint32_t, std::uint16_t>> defined;  // (register, node) per op, in order
+  std::vector<vm::Pc> pcs;
+};
+GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::size_t first, std::size_t last,
+                         const ScalarConstants& constants);
+// A DAG of one input: what a row kernel without a prologue reads.
+GroupDag identity_dag(const TraceValue& value);
+
 // Most tensor inputs one fused group reads (a bit per input in masks).
 inline constexpr std::size_t kMaxFusedInputs = 16;
 
@@ -41,8 +56,10 @@ struct CollapsedLayout {
   std::int64_t strides[2 * kMaxFusedInputs] = {};  // stride0, stride1 per input
   bool broadcasts_inner(std::size_t input) const { return (inner_broadcast >> input) & 1u; }
 };
+// keep_last: the output's last dim is d2 on its own (row kernels reduce or
+// normalise along it), the others collapse into d0 and d1.
 bool collapse_layout(std::span<const std::int64_t> out, std::span<const std::span<const std::int64_t>> inputs,
-                     CollapsedLayout& layout);
+                     CollapsedLayout& layout, bool keep_last = false);
 
 // The inner_broadcast flags of a spec as a CollapsedLayout mask.
 std::uint32_t inner_broadcast_mask(const std::vector<bool>& flags);

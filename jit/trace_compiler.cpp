@@ -5,6 +5,7 @@
 
 #include "jit/x86/elementwise_codegen.h"
 #include "jit/x86/guard_codegen.h"
+#include "jit/x86/row_codegen.h"
 
 namespace canary::jit {
 
@@ -28,6 +29,16 @@ std::shared_ptr<const CompiledTrace> compile_plan(std::uint32_t id, std::shared_
       return nullptr;
     }
     code.fused.push_back(k.fn);
+    code.code_bytes += k.code_bytes;
+    code.keep_alive.push_back(k.code);
+  }
+  for (std::size_t i = 0; i < plan.rows.size(); ++i) {
+    x86::CompiledRow k = x86::compile_row(plan.rows[i].spec, isa, cache, error);
+    if (!k.fn) {
+      error = "row kernel " + std::to_string(i) + " (" + plan.rows[i].spec.key() + "): " + error;
+      return nullptr;
+    }
+    code.rows.push_back(k.fn);
     code.code_bytes += k.code_bytes;
     code.keep_alive.push_back(k.code);
   }

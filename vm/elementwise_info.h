@@ -2,7 +2,9 @@
 // and parameters, so the JIT can fuse it without knowing the adapters.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "kernels/reference.h"
 #include "vm/bytecode.h"
@@ -21,5 +23,19 @@ struct ElementwiseInfo {
 // The elementwise meaning of a Kernel instruction, or nullopt for any other
 // instruction (non-elementwise ops, Where, logical ops, Mod, Cast, ...).
 std::optional<ElementwiseInfo> elementwise_info(const Instruction& in);
+
+// Row ops: reductions, Softmax and LayerNormalization, with the parameters
+// decoded at compile time (reductions whose axes arrive at run time are not
+// described).
+struct RowInfo {
+  enum class Kind { Reduce, Softmax, LayerNorm };
+  Kind kind = Kind::Reduce;
+  kernels::ReduceOp reduce = kernels::ReduceOp::Sum;
+  std::vector<std::int64_t> axes;  // Reduce (empty: all axes)
+  bool keepdims = true;            // Reduce
+  std::int64_t axis = -1;          // Softmax, LayerNorm
+  double epsilon = 1e-5;           // LayerNorm
+};
+std::optional<RowInfo> row_info(const Instruction& in);
 
 }  // namespace canary::vm

@@ -685,4 +685,28 @@ std::optional<ElementwiseInfo> elementwise_info(const Instruction& in) {
   return info;
 }
 
+std::optional<RowInfo> row_info(const Instruction& in) {
+  if (in.op != Opcode::Kernel || in.params == nullptr) return std::nullopt;
+  RowInfo info;
+  if (in.fn == run_reduce) {
+    const ReduceP& r = as<ReduceP>(*in.params);
+    if (r.axes_at_run_time) return std::nullopt;
+    info.kind = RowInfo::Kind::Reduce;
+    info.reduce = r.p.op;
+    info.axes = r.p.axes;
+    info.keepdims = r.p.keepdims;
+    if (info.axes.empty() && r.p.noop_with_empty_axes) return std::nullopt;
+  } else if (in.fn == run_softmax || in.fn == run_softmax_onednn) {
+    info.kind = RowInfo::Kind::Softmax;
+    info.axis = as<AxisP>(*in.params).axis;
+  } else if (in.fn == run_layer_norm || in.fn == run_layer_norm_onednn) {
+    info.kind = RowInfo::Kind::LayerNorm;
+    info.axis = as<LayerNormP>(*in.params).p.axis;
+    info.epsilon = as<LayerNormP>(*in.params).p.epsilon;
+  } else {
+    return std::nullopt;
+  }
+  return info;
+}
+
 }  // namespace canary::vm

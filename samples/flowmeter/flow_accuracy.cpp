@@ -22,9 +22,10 @@ double quantile(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
-// Sums percentage errors over every (call, well, phase).
+// Percentage errors over every (call, well, phase): their mean and median.
 AccuracySummary summarize_accuracy(const ReplayResult& result) {
   AccuracySummary s;
+  std::array<std::vector<double>, kPhases> errors;
   for (const CallRecord& c : result.calls) {
     s.max_reference_error = std::max(s.max_reference_error, c.max_reference_error);
     for (std::size_t k = 0; k < c.wells.size(); ++k) {
@@ -33,12 +34,18 @@ AccuracySummary summarize_accuracy(const ReplayResult& result) {
         const double est = c.rates[k * kPhases + static_cast<std::size_t>(p)];
         if (!std::isfinite(est)) ++s.non_finite_rates;
         if (est < 0.0) ++s.negative_rates;
-        s.mape[static_cast<std::size_t>(p)] += percentage_error(est, c.truth[k * kPhases + static_cast<std::size_t>(p)], p);
+        errors[static_cast<std::size_t>(p)].push_back(
+            percentage_error(est, c.truth[k * kPhases + static_cast<std::size_t>(p)], p));
       }
     }
   }
-  if (s.estimates > 0)
-    for (double& m : s.mape) m /= static_cast<double>(s.estimates);
+  for (std::size_t p = 0; p < kPhases; ++p) {
+    std::vector<double>& e = errors[p];
+    if (e.empty()) continue;
+    for (double v : e) s.mape[p] += v / static_cast<double>(e.size());
+    std::sort(e.begin(), e.end());
+    s.median_ape[p] = quantile(e, 0.5);
+  }
   return s;
 }
 

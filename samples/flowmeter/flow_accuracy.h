@@ -14,7 +14,8 @@ namespace flowmeter {
 inline constexpr std::array<double, kPhases> kMapeFloor = {5.0, 1000.0, 5.0};  // Sm3/h: oil, gas, water
 
 struct AccuracySummary {
-  std::array<double, kPhases> mape{};  // percent
+  std::array<double, kPhases> mape{};        // mean absolute percentage error, percent
+  std::array<double, kPhases> median_ape{};  // median absolute percentage error, percent
   std::int64_t estimates = 0;          // (call, well) pairs estimated
   std::int64_t negative_rates = 0;     // must stay 0 (softplus output)
   std::int64_t non_finite_rates = 0;   // must stay 0 (NaN never reaches the model)
@@ -34,7 +35,7 @@ struct OutcomeSummary {
   std::int64_t masked_wells = 0, imputed_values = 0, trimmed_steps = 0;
 };
 
-// MAPE with floors, negative and non-finite counts over every estimated well.
+// MAPE and median APE with floors, negative and non-finite counts over every estimated well.
 AccuracySummary summarize_accuracy(const ReplayResult& result);
 // Latency percentiles of the warm calls that ran, and the first call's latency.
 LatencySummary summarize_latency(const ReplayResult& result);

@@ -161,6 +161,7 @@ int run_predict(const Args& a) {
 
 }  // namespace
 
+// Dispatches on the mode; a bad argument or a canary::Error ends with status 2 and the message.
 int main(int argc, char** argv) {
   try {
     const Args a = parse_args(argc, argv);

@@ -73,12 +73,15 @@ void read_values(std::ifstream& in, std::int64_t count, std::vector<double>& out
 
 }  // namespace
 
+// f32 as '<f4'.
 void write_npy(const std::string& path, const std::vector<float>& values, const std::vector<std::int64_t>& shape) {
   write_array(path, "<f4", values, shape);
 }
+// f64 as '<f8'.
 void write_npy(const std::string& path, const std::vector<double>& values, const std::vector<std::int64_t>& shape) {
   write_array(path, "<f8", values, shape);
 }
+// i32 as '<i4'.
 void write_npy(const std::string& path, const std::vector<std::int32_t>& values, const std::vector<std::int64_t>& shape) {
   write_array(path, "<i4", values, shape);
 }

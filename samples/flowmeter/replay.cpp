@@ -80,6 +80,7 @@ void run_call(canary::Session& session, canary::Session* reference, const canary
 
 }  // namespace
 
+// "conv" or "lstm".
 std::string_view model_kind_name(ModelKind kind) { return kind == ModelKind::Conv ? "conv" : "lstm"; }
 
 // samples/flowmeter/models/flowmeter_<kind>.onnx.

@@ -76,8 +76,10 @@ void print_numbers(std::FILE* out, const ReplayResult& result) {
       std::fprintf(out, "  e.g. call %d well %d: %s\n", c.index, c.masked.front().first, c.masked.front().second.c_str());
       break;
     }
-  std::fprintf(out, "accuracy vs fp64 ground truth: MAPE oil %.1f %%, gas %.1f %%, water %.1f %% over %lld estimates\n",
-               a.mape[0], a.mape[1], a.mape[2], static_cast<long long>(a.estimates));
+  std::fprintf(out, "accuracy vs fp64 ground truth over %lld estimates:\n", static_cast<long long>(a.estimates));
+  std::fprintf(out, "  MAPE        oil %5.1f %%, gas %5.1f %%, water %5.1f %%\n", a.mape[0], a.mape[1], a.mape[2]);
+  std::fprintf(out, "  median APE  oil %5.1f %%, gas %5.1f %%, water %5.1f %%\n", a.median_ape[0], a.median_ape[1],
+               a.median_ape[2]);
   std::fprintf(out, "  (floors %.0f / %.0f / %.0f Sm3/h); negative rates %lld, non-finite rates %lld\n", kMapeFloor[0],
                kMapeFloor[1], kMapeFloor[2], static_cast<long long>(a.negative_rates),
                static_cast<long long>(a.non_finite_rates));
@@ -145,8 +147,8 @@ std::string describe_call(const CallRecord& c) {
   switch (c.outcome) {
     case CallOutcome::Ran: {
       const auto m = call_mape(c);
-      return s + format(" ran: %zu wells, MAPE oil %.1f %% gas %.1f %% water %.1f %%, %.3f ms", c.wells.size(), m[0],
-                        m[1], m[2], c.latency_us / 1e3);
+      return s + format(" ran: %zu well%s, MAPE oil %.1f %% gas %.1f %% water %.1f %%, %.3f ms", c.wells.size(),
+                        c.wells.size() == 1 ? "" : "s", m[0], m[1], m[2], c.latency_us / 1e3);
     }
     case CallOutcome::Rejected:
       return s + " rejected: canary::Error (" + canary::error_kind_name(c.error_kind) + "): " + c.error +

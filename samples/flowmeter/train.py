@@ -102,8 +102,10 @@ def subsample(buckets, fraction):
 
 
 def relative_loss(pred, y, floors):
-    """|log(pred + floor) - log(y + floor)|: a relative error that stops at the floor."""
-    return (torch.log(pred + floors) - torch.log(y + floors)).abs().mean()
+    """Half the floored absolute percentage error (what the app reports), half
+    |log(pred + floor) - log(y + floor)| (symmetric, keeps the median honest)."""
+    ape = ((pred - y).abs() / torch.maximum(y, floors)).mean()
+    return 0.5 * ape + 0.5 * (torch.log(pred + floors) - torch.log(y + floors)).abs().mean()
 
 
 def predict(net, x, batch=512):
@@ -111,17 +113,26 @@ def predict(net, x, batch=512):
         return np.concatenate([net(torch.from_numpy(x[i:i + batch])).numpy() for i in range(0, len(x), batch)])
 
 
-def mape(pred, y):
-    """Per-phase MAPE in percent with the app's floors."""
-    return (100.0 * np.abs(pred - y) / np.maximum(y, FLOORS)).mean(axis=0)
+def ape(pred, y):
+    """Per-sample, per-phase absolute percentage error with the app's floors."""
+    return 100.0 * np.abs(pred - y) / np.maximum(y, FLOORS)
 
 
-def evaluate(net, buckets):
+def evaluate(net, buckets, stat=np.mean):
+    """Mean (MAPE) or median APE per phase over every window length."""
     preds, ys = [], []
     for w, (x, y) in sorted(buckets.items()):
         preds.append(predict(net, x))
         ys.append(y)
-    m = mape(np.concatenate(preds), np.concatenate(ys))
+    m = stat(ape(np.concatenate(preds), np.concatenate(ys)), axis=0)
+    return {p: round(float(v), 2) for p, v in zip(PHASES, m)}
+
+
+def baseline(train_buckets, val_buckets, stat):
+    """The same statistic for a constant predictor at the training median."""
+    y_train = np.concatenate([y for _, y in train_buckets.values()])
+    y_val = np.concatenate([y for _, y in val_buckets.values()])
+    m = stat(ape(np.tile(np.median(y_train, axis=0), (len(y_val), 1)), y_val), axis=0)
     return {p: round(float(v), 2) for p, v in zip(PHASES, m)}
 
 
@@ -205,7 +216,9 @@ def main():
     metrics["data"] = {"train_windows": {str(w): len(x) for w, (x, _) in sorted(train_b.items())},
                        "val_windows": {str(w): len(x) for w, (x, _) in sorted(val_b.items())},
                        "mape_floors_sm3h": dict(zip(PHASES, FLOORS.tolist())),
-                       "target": "window-mean oil, gas, water rates in Sm3/h"}
+                       "target": "window-mean oil, gas, water rates in Sm3/h",
+                       "constant_median_baseline": {"val_mape_percent": baseline(train_b, val_b, np.mean),
+                                                    "val_median_ape_percent": baseline(train_b, val_b, np.median)}}
     specs = [("conv", ConvNet, args.conv_epochs, 3e-3, 128, export_conv, False, 1.0),
              ("lstm", LstmNet, args.lstm_epochs, 3e-3, 128, export_lstm, True, args.lstm_fraction)]
     for name, cls, epochs, lr, batch, export, with_lens, fraction in specs:
@@ -217,7 +230,9 @@ def main():
         net.eval()
         path = os.path.join(args.out, "flowmeter_%s.onnx" % name)
         export(net, path)
-        metrics[name] = {"val_mape_percent": evaluate(net, val_b), "epochs": epochs, "train_fraction": fraction,
+        metrics[name] = {"val_mape_percent": evaluate(net, val_b),
+                         "val_median_ape_percent": evaluate(net, val_b, np.median),
+                         "epochs": epochs, "train_fraction": fraction,
                          "parameters": sum(p.numel() for p in net.parameters()),
                          "train_seconds": round(seconds), "onnx_bytes": os.path.getsize(path),
                          "canary_vs_torch_max_rel_diff": canary_check(args.binary, path, net, val_b, with_lens)}

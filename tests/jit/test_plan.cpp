@@ -167,3 +167,27 @@ TEST_CASE("collapse_layout merges dims with the same broadcast pattern", "[unit]
   // More inputs than a kernel takes: refused.
   CHECK_FALSE(collapse(Shape{2}, std::vector<Shape>(kMaxFusedInputs + 1, Shape{2}), l));
 }
+
+TEST_CASE("a reduction over the last axis absorbs the elementwise group before it", "[unit][jit][plan]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, 6], b: f32[6]) -> (s, m) {
+  t = Add(x, b)
+  u = Tanh(t)
+  const last: i64[1] = [-1]
+  s = ReduceSum(u, last) {keepdims = 1}
+  m = ReduceMean(x) {axes = [0], keepdims = 0}
+}
+)";
+  auto r = record(text, {Tensor::empty(DType::F32, {3, 6}), Tensor::empty(DType::F32, {6})});
+  const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
+  REQUIRE(plan.rows.size() == 1);
+  CHECK(plan.rows[0].spec.op == RowOp::Sum);
+  CHECK(plan.rows[0].pcs.size() == 3);  // Add, Tanh, ReduceSum
+  CHECK(plan.rows[0].inputs.size() == 2);
+  CHECK(plan.rows[0].keepdims);
+  // The reduction over axis 0 is not a row op: a kernel call.
+  REQUIRE(plan.steps.size() == 2);
+  CHECK(plan.steps[0].kind == StepKind::Row);
+  CHECK(plan.steps[1].kind == StepKind::Kernel);
+  CHECK(plan.describe(*r.program).find("row kernel 0 (sum): 3 ops") != std::string::npos);
+}

@@ -89,3 +89,34 @@ TEST_CASE("jit: a branch that opens the region is not cut into an empty trace", 
     CHECK(e.message.find(": 0 instructions") == std::string::npos);
   CHECK(events_of(model, EventKind::Compiled).size() == 1);
 }
+
+TEST_CASE("jit: row kernels for reductions match the interpreter across shapes", "[unit][jit][api]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, T], b: f32[T]) -> (s, mx, mean) {
+  t = Mul(x, b)
+  u = Sigmoid(t)
+  const last: i64[1] = [-1]
+  s = ReduceSum(u, last) {keepdims = 1}
+  mx = ReduceMax(x) {axes = [1], keepdims = 0}
+  mean = ReduceMean(t) {axes = [-1], keepdims = 0}
+}
+)";
+  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  auto model = rt.load_text(text);
+  auto plain = plain_rt.load_text(text);
+  auto s = model.session();
+  auto p = plain.session();
+  for (auto [n, t] : std::vector<std::pair<std::int64_t, std::int64_t>>{{4, 33}, {4, 33}, {7, 100}, {7, 100}, {2, 5}, {1, 17}}) {
+    const canary::NamedTensors in{{"x", random_tensor({n, t}, 3)}, {"b", random_tensor({t}, 4)}};
+    auto got = s.run(in);
+    auto want = p.run(in);
+    for (const char* name : {"s", "mx", "mean"}) {
+      REQUIRE(got.at(name).shape() == want.at(name).shape());
+      CHECK(max_relative_difference(got.at(name), want.at(name)) < 1e-5);
+    }
+  }
+  bool has_row_kernel = false;
+  for (const auto& a : model.jit_report().anchors)
+    for (const auto& v : a.variants) has_row_kernel = has_row_kernel || v.listing.find("row kernel") != std::string::npos;
+  CHECK(has_row_kernel);
+}
