@@ -78,7 +78,8 @@ vm::EntryResult SessionHooks::enter(const vm::Program& program, vm::AnchorId anc
     ++counters_.guard_failures;
     engine_->on_guard_failure(anchor, *refused, refused_guard, frame, call_);
   }
-  if (recording) return {};  // one recording at a time
+  // One recording at a time; the lock-free hint keeps idle anchors off the engine's lock.
+  if (recording || !engine_->recording_wanted(anchor)) return {};
   const RecordingTicket ticket = engine_->claim_recording(anchor);
   if (ticket.record) return start_recording(program, anchor, ticket.cut_at);
   return {};
