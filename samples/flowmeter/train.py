@@ -217,6 +217,8 @@ def main():
                        "val_windows": {str(w): len(x) for w, (x, _) in sorted(val_b.items())},
                        "mape_floors_sm3h": dict(zip(PHASES, FLOORS.tolist())),
                        "target": "window-mean oil, gas, water rates in Sm3/h",
+                       "generated_by": "canary-flowmeter generate --fields %d (seeds 1000-%d; the last %d fields "
+                                       "are validation)" % (args.fields, 999 + args.fields, max(1, int(args.fields * 0.15))),
                        "constant_median_baseline": {"val_mape_percent": baseline(train_b, val_b, np.mean),
                                                     "val_median_ape_percent": baseline(train_b, val_b, np.median)}}
     specs = [("conv", ConvNet, args.conv_epochs, 3e-3, 128, export_conv, False, 1.0),

@@ -2,7 +2,8 @@
 // of shape event gives the same decisions and outputs with the JIT on and off
 // (conv and LSTM models), channel changes are typed errors while the stream
 // goes on, NaN never reaches a model, and the committed models beat a
-// constant-rate baseline on every phase.
+// constant-rate baseline on every phase (water, which the gauges barely
+// reveal, by the least).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -147,15 +148,17 @@ TEST_CASE("flow meter: a NaN that slipped past gap repair is a typed input error
   }
 }
 
-TEST_CASE("flow meter: the trained models beat a constant-rate baseline on every phase", "[unit][flowmeter][accuracy]") {
-  StreamConfig c = short_stream();
+TEST_CASE("flow meter: the trained models beat a constant-rate baseline", "[unit][flowmeter][accuracy]") {
+  StreamConfig c;
   c.seed = 21;  // a field the models never saw (training fields use seeds from 1000)
+  c.wells = 40;
+  c.calls = 12;
   const StreamGenerator stream(c);
   const canary::Runtime rt = make_runtime(false);
   for (ModelKind kind : {ModelKind::Conv, ModelKind::Lstm}) {
     INFO(model_kind_name(kind));
     const ReplayResult r = replay_stream(rt.load(default_model_path(kind)), stream, {});
-    // Baseline: every well predicted at the stream's median true rate per phase.
+    // Baseline: every well predicted at the stream's own median true rate per phase.
     ReplayResult baseline = r;
     for (int p = 0; p < kPhases; ++p) {
       std::vector<double> truth;
@@ -167,10 +170,14 @@ TEST_CASE("flow meter: the trained models beat a constant-rate baseline on every
           call.rates[k * kPhases + static_cast<std::size_t>(p)] = static_cast<float>(truth[truth.size() / 2]);
     }
     const AccuracySummary model = summarize_accuracy(r), constant = summarize_accuracy(baseline);
-    for (int p = 0; p < kPhases; ++p) {
-      INFO(kPhaseNames[static_cast<std::size_t>(p)] << ": model " << model.mape[static_cast<std::size_t>(p)]
-                                                     << " %, baseline " << constant.mape[static_cast<std::size_t>(p)] << " %");
-      CHECK(model.mape[static_cast<std::size_t>(p)] < 0.8 * constant.mape[static_cast<std::size_t>(p)]);
+    CHECK(model.estimates > 300);
+    // Measured on this stream: MAPE 47/41/62 % (conv) and 46/35/61 % (LSTM) against the
+    // baseline's 130/135/83 %; median APE 28-30/28-30/68-70 % against 42/37/83 %.
+    for (std::size_t p = 0; p < kPhases; ++p) {
+      INFO(kPhaseNames[p] << ": model MAPE " << model.mape[p] << " %, median APE " << model.median_ape[p]
+                          << " %; baseline " << constant.mape[p] << " %, " << constant.median_ape[p] << " %");
+      CHECK(model.mape[p] < (p == 2 ? 0.85 : 0.5) * constant.mape[p]);
+      CHECK(model.median_ape[p] < 0.9 * constant.median_ape[p]);
     }
   }
 }
