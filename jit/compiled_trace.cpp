@@ -17,16 +17,6 @@ namespace {
 constexpr std::size_t kInlineHeaders = 64;
 constexpr std::int64_t kParallelMinElements = std::int64_t{1} << 18;
 
-TensorHeader header_of(const Tensor& t) {
-  TensorHeader h;
-  if (!t.defined()) return h;
-  h.data = t.raw();
-  h.dims = t.shape().data();
-  h.rank = t.rank();
-  h.dtype = static_cast<std::int64_t>(t.dtype());
-  return h;
-}
-
 // Reads a one-element condition of any dtype; nullopt when it is not one.
 std::optional<bool> read_condition(const Tensor& t) {
   if (!t.defined() || t.numel() != 1) return std::nullopt;
@@ -59,6 +49,16 @@ std::uint32_t call_fused(FusedFn fn, FusedArgs args, std::int64_t rows, std::int
 }
 
 }  // namespace
+
+TensorHeader header_of(const Tensor& t) {
+  TensorHeader h;
+  if (!t.defined()) return h;
+  h.data = t.raw();
+  h.dims = t.shape().data();
+  h.rank = t.rank();
+  h.dtype = static_cast<std::int64_t>(t.dtype());
+  return h;
+}
 
 CompiledTrace::CompiledTrace(std::uint32_t id, std::shared_ptr<const vm::Program> program, Plan plan, Code code,
                              double compile_ms)
@@ -149,6 +149,33 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
   return true;
 }
 
+// Broadcast shape of a fused group's inputs (plus the rank of folded
+// constants) into out; returns its rank, or -1 when an input's rank differs
+// from the one the kernel was compiled for.
+static int broadcast_inputs(const vm::FrameView& frame, const std::vector<vm::RegId>& regs,
+                            const std::vector<std::uint8_t>& ranks, std::size_t constant_rank, const float** inputs,
+                            std::span<const std::int64_t>* shapes, std::int64_t* out) {
+  std::size_t rank = constant_rank;
+  std::fill(out, out + rank, 1);
+  for (std::size_t i = 0; i < regs.size(); ++i) {
+    const Tensor& t = frame.registers[regs[i].index];
+    inputs[i] = static_cast<const float*>(t.raw());
+    shapes[i] = t.shape();
+    const std::size_t r = shapes[i].size();
+    if (r != ranks[i]) return -1;
+    if (r > rank) {
+      std::copy_backward(out, out + rank, out + r);
+      std::fill(out, out + (r - rank), 1);
+      rank = r;
+    }
+    for (std::size_t d = 0; d < r; ++d) {
+      std::int64_t& o = out[rank - r + d];
+      if (o == 1) o = shapes[i][d];
+    }
+  }
+  return static_cast<int>(rank);
+}
+
 // Leaves compiled code before a fused group whose inputs no longer have the
 // layout it was compiled for; the interpreter runs the group's ops.
 bool CompiledTrace::layout_exit(const Step& step, TraceRun& run) const {
@@ -167,26 +194,10 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
   const std::size_t n = fs.inputs.size();
   const float* inputs[kMaxFusedInputs];
   std::span<const std::int64_t> shapes[kMaxFusedInputs];
-  // The output shape: the inputs broadcast together (plus the rank of folded constants).
   std::int64_t out[kMaxTensorRank];
-  std::size_t rank = fs.constant_rank;
-  std::fill(out, out + rank, 1);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Tensor& t = frame.registers[fs.inputs[i].index];
-    inputs[i] = static_cast<const float*>(t.raw());
-    shapes[i] = t.shape();
-    const std::size_t r = shapes[i].size();
-    if (r != fs.input_ranks[i]) return layout_exit(step, run);
-    if (r > rank) {
-      std::copy_backward(out, out + rank, out + r);
-      std::fill(out, out + (r - rank), 1);
-      rank = r;
-    }
-    for (std::size_t d = 0; d < r; ++d) {
-      std::int64_t& o = out[rank - r + d];
-      if (o == 1) o = shapes[i][d];
-    }
-  }
+  const int broadcast_rank = broadcast_inputs(frame, fs.inputs, fs.input_ranks, fs.constant_rank, inputs, shapes, out);
+  if (broadcast_rank < 0) return layout_exit(step, run);
+  const std::size_t rank = static_cast<std::size_t>(broadcast_rank);
   const std::span<const std::int64_t> out_shape(out, rank);
   CollapsedLayout layout;
   bool ok = collapse_layout(out_shape, {shapes, n}, layout);
@@ -215,33 +226,6 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
   for (std::size_t o = 0; o < fs.outputs.size(); ++o)
     if (fs.output_aliases_input[o]) std::swap(alias[o], frame.registers[fs.outputs[o].index]);
   return true;
-}
-
-// Broadcast shape of a fused group's inputs (plus the rank of folded
-// constants) into out; returns its rank, or -1 when an input's rank differs
-// from the one the kernel was compiled for.
-static int broadcast_inputs(const vm::FrameView& frame, const std::vector<vm::RegId>& regs,
-                            const std::vector<std::uint8_t>& ranks, std::size_t constant_rank, const float** inputs,
-                            std::span<const std::int64_t>* shapes, std::int64_t* out) {
-  std::size_t rank = constant_rank;
-  std::fill(out, out + rank, 1);
-  for (std::size_t i = 0; i < regs.size(); ++i) {
-    const Tensor& t = frame.registers[regs[i].index];
-    inputs[i] = static_cast<const float*>(t.raw());
-    shapes[i] = t.shape();
-    const std::size_t r = shapes[i].size();
-    if (r != ranks[i]) return -1;
-    if (r > rank) {
-      std::copy_backward(out, out + rank, out + r);
-      std::fill(out, out + (r - rank), 1);
-      rank = r;
-    }
-    for (std::size_t d = 0; d < r; ++d) {
-      std::int64_t& o = out[rank - r + d];
-      if (o == 1) o = shapes[i][d];
-    }
-  }
-  return static_cast<int>(rank);
 }
 
 // A row kernel: the prologue's inputs collapse with the last axis kept as

@@ -27,6 +27,9 @@ struct RunContext {
   int threads = 1;  // for large fused groups; 1: the calling thread only
 };
 
+// The guard code's view of one register.
+TensorHeader header_of(const Tensor& t);
+
 enum class TraceOutcome : std::uint8_t {
   GuardFailed,  // an entry guard failed before anything ran: interpret the region
   Completed,    // ran to the region's end

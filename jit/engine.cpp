@@ -51,16 +51,6 @@ int parse_fault(const std::string& option) {
   return 0;
 }
 
-TensorHeader header_of(const Tensor& t) {
-  TensorHeader h;
-  if (!t.defined()) return h;
-  h.data = t.raw();
-  h.dims = t.shape().data();
-  h.rank = t.rank();
-  h.dtype = static_cast<std::int64_t>(t.dtype());
-  return h;
-}
-
 // True when every value recorded for `old` passes `candidate`'s guards
 // (shapes only: data pointers are taken as aligned).
 bool subsumes(const CompiledTrace& candidate, const CompiledTrace& old) {
