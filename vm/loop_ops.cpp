@@ -146,6 +146,7 @@ void Interpreter::stack_scan_output(const Instruction& in) {
   const auto outer = static_cast<std::size_t>(product(elem.span(), 0, axis));
   const std::size_t inner = static_cast<std::size_t>(product(elem.span(), axis, elem.rank)) * dtype_size(dtype);
   const std::size_t elem_bytes = outer * inner;
+  if (elem_bytes == 0) return;  // empty elements: nothing to copy (and no buffer to copy from)
   const auto count = static_cast<std::size_t>(sb.count);
   auto* dst = static_cast<unsigned char*>(y.raw());
   for (std::size_t k = 0; k < count; ++k) {
