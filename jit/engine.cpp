@@ -516,8 +516,7 @@ void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint3
       a.replace_trace = trace.id();
       request_retrace(a, anchor, "fused group layout changed: unfused compiled ops", call);
       break;
-    case ExitKind::EntryGuard:
-    case ExitKind::ValueCanary: break;
+    case ExitKind::EntryGuard: break;  // learned in on_guard_failure
   }
 }
 

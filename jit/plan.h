@@ -95,7 +95,7 @@ struct Step {
   std::uint32_t exit = 0;     // Fused/Branch: the exit taken when the step's check fails
 };
 
-enum class ExitKind : std::uint8_t { EntryGuard, Branch, Layout, ValueCanary };
+enum class ExitKind : std::uint8_t { EntryGuard, Branch, Layout };
 
 // Where a failed check leaves compiled code. Every register live at pc is
 // materialised when the exit is taken (exits sit at step boundaries).

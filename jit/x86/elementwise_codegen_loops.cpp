@@ -103,29 +103,13 @@ void KernelEmitter::load_arguments(const ax::Gp& args, const asmjit::Label& exit
 }
 
 // i0 = row / d1, i1 = row % d1 for the first row (rows are not negative).
-void KernelEmitter::split_first_row() {
-  i0_ = cc_.newIntPtr("i0");
-  i1_ = cc_.newIntPtr("i1");
-  cc_.mov(i0_, row_);
-  cc_.xor_(i1_, i1_);
-  cc_.div(i1_, i0_, d1_);
-}
+void KernelEmitter::split_first_row() { emit_split_row(cc_, row_, d1_, i0_, i1_); }
 
 // Per row: input pointers (or broadcast values) at i0 * stride0 + i1 * stride1,
 // output pointers at row * d2.
 void KernelEmitter::set_row_pointers() {
   ax::Gp off = cc_.newIntPtr("off"), t = cc_.newIntPtr("t");
-  for (std::uint16_t k = 0; k < spec_.num_inputs; ++k) {
-    if (!input_used_[k]) continue;
-    cc_.mov(off, i0_);
-    cc_.imul(off, ax::qword_ptr(strides_, 16 * k));
-    cc_.mov(t, i1_);
-    cc_.imul(t, ax::qword_ptr(strides_, 16 * k + 8));
-    cc_.add(off, t);
-    cc_.mov(t, ax::qword_ptr(inputs_, 8 * k));
-    if (spec_.inner_broadcast[k]) cc_.vbroadcastss(broadcast_[k], ax::dword_ptr(t, off, 2));
-    else cc_.lea(in_ptr_[k], ax::ptr(t, off, 2));
-  }
+  emit_input_row_pointers(cc_, spec_, input_used_, inputs_, strides_, i0_, i1_, in_ptr_, broadcast_, off, t);
   cc_.mov(off, row_);
   cc_.imul(off, d2_);
   for (std::size_t k = 0; k < spec_.outputs.size(); ++k) {
@@ -135,16 +119,7 @@ void KernelEmitter::set_row_pointers() {
 }
 
 // row += 1 and (i0, i1) += (0, 1) with carry into i0 at d1.
-void KernelEmitter::advance_row() {
-  asmjit::Label same_i0 = cc_.newLabel();
-  cc_.inc(row_);
-  cc_.inc(i1_);
-  cc_.cmp(i1_, d1_);
-  cc_.jne(same_i0);
-  cc_.xor_(i1_, i1_);
-  cc_.inc(i0_);
-  cc_.bind(same_i0);
-}
+void KernelEmitter::advance_row() { emit_advance_row(cc_, row_, d1_, i0_, i1_); }
 
 // Address of the element at i + offset in the lane layout's width.
 ax::Mem KernelEmitter::element(const ax::Gp& base, int offset, Lanes lanes) const {
@@ -268,24 +243,7 @@ bool KernelEmitter::emit_d2_loops(std::string& error) {
 }
 
 // result = 1 when any output seen was NaN or Inf, else 0.
-void KernelEmitter::emit_canary_result(const ax::Gp& result) {
-  if (isa_ == Isa::Avx512) {
-    ax::KReg k = cc_.newKw("nfk");
-    ax::Gp bits = cc_.newGpd("nfk_bits");
-    cc_.vptestmd(k, acc_, acc_);
-    cc_.kmovw(bits, k);
-    cc_.or_(flag_, bits);
-  } else if (isa_ == Isa::Avx2) {
-    ax::Gp any = cc_.newGpd("nf_any");
-    cc_.xor_(any, any);
-    cc_.vptest(acc_, acc_);
-    cc_.setnz(any.r8());
-    cc_.or_(flag_, any);
-  }
-  cc_.xor_(result, result);
-  cc_.test(flag_, flag_);
-  cc_.setnz(result.r8());
-}
+void KernelEmitter::emit_canary_result(const ax::Gp& result) { emit_non_finite_result(cc_, isa_, acc_, flag_, result); }
 
 // The function: argument loads, the row loop around the d2 loops, the result.
 bool KernelEmitter::emit(std::string& error) {
@@ -293,10 +251,7 @@ bool KernelEmitter::emit(std::string& error) {
   asmjit::FuncNode* fn = cc_.addFunc(Signature(asmjit::CallConvId::kHost));
   ax::Gp args = cc_.newIntPtr("args"), result = cc_.newGpd("result");
   fn->setArg(0, args);
-  // VEX spills and reloads, all 32 vector registers on AVX-512, vzeroupper before ret.
-  fn->frame().setAvxEnabled();
-  if (isa_ == Isa::Avx512) fn->frame().setAvx512Enabled();
-  fn->frame().addAttributes(asmjit::FuncAttributes::kX86_AVXCleanup);
+  enable_vector_frame(fn, isa_);
   asmjit::Label exit_label = cc_.newLabel(), row_top = cc_.newLabel();
   row_ = cc_.newIntPtr("row");
   row_end_ = cc_.newIntPtr("row_end");
@@ -340,6 +295,67 @@ bool KernelEmitter::emit(std::string& error) {
 bool emit_elementwise_function(ax::Compiler& cc, const FusedElementwiseSpec& spec, Isa isa, std::string& error) {
   KernelEmitter emitter(cc, spec, isa);
   return emitter.emit(error);
+}
+
+void emit_split_row(ax::Compiler& cc, const ax::Gp& row, const ax::Gp& d1, ax::Gp& i0, ax::Gp& i1) {
+  i0 = cc.newIntPtr("i0");
+  i1 = cc.newIntPtr("i1");
+  cc.mov(i0, row);
+  cc.xor_(i1, i1);
+  cc.div(i1, i0, d1);
+}
+
+void emit_advance_row(ax::Compiler& cc, const ax::Gp& row, const ax::Gp& d1, const ax::Gp& i0, const ax::Gp& i1) {
+  asmjit::Label same_i0 = cc.newLabel();
+  cc.inc(row);
+  cc.inc(i1);
+  cc.cmp(i1, d1);
+  cc.jne(same_i0);
+  cc.xor_(i1, i1);
+  cc.inc(i0);
+  cc.bind(same_i0);
+}
+
+void emit_input_row_pointers(ax::Compiler& cc, const FusedElementwiseSpec& spec, const std::vector<bool>& used,
+                             const ax::Gp& inputs, const ax::Gp& strides, const ax::Gp& i0, const ax::Gp& i1,
+                             const std::vector<ax::Gp>& in_ptr, const std::vector<ax::Vec>& broadcast,
+                             const ax::Gp& off, const ax::Gp& t) {
+  for (std::uint16_t k = 0; k < spec.num_inputs; ++k) {
+    if (!used[k]) continue;
+    cc.mov(off, i0);
+    cc.imul(off, ax::qword_ptr(strides, 16 * k));
+    cc.mov(t, i1);
+    cc.imul(t, ax::qword_ptr(strides, 16 * k + 8));
+    cc.add(off, t);
+    cc.mov(t, ax::qword_ptr(inputs, 8 * k));
+    if (spec.inner_broadcast[k]) cc.vbroadcastss(broadcast[k], ax::dword_ptr(t, off, 2));
+    else cc.lea(in_ptr[k], ax::ptr(t, off, 2));
+  }
+}
+
+void emit_non_finite_result(ax::Compiler& cc, Isa isa, const ax::Vec& acc, const ax::Gp& flag, const ax::Gp& result) {
+  if (isa == Isa::Avx512) {
+    ax::KReg k = cc.newKw("nfk");
+    ax::Gp bits = cc.newGpd("nfk_bits");
+    cc.vptestmd(k, acc, acc);
+    cc.kmovw(bits, k);
+    cc.or_(flag, bits);
+  } else if (isa == Isa::Avx2) {
+    ax::Gp any = cc.newGpd("nf_any");
+    cc.xor_(any, any);
+    cc.vptest(acc, acc);
+    cc.setnz(any.r8());
+    cc.or_(flag, any);
+  }
+  cc.xor_(result, result);
+  cc.test(flag, flag);
+  cc.setnz(result.r8());
+}
+
+void enable_vector_frame(asmjit::FuncNode* fn, Isa isa) {
+  fn->frame().setAvxEnabled();
+  if (isa == Isa::Avx512) fn->frame().setAvx512Enabled();
+  fn->frame().addAttributes(asmjit::FuncAttributes::kX86_AVXCleanup);
 }
 
 }  // namespace canary::jit::x86

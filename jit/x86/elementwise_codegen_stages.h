@@ -34,6 +34,32 @@ std::vector<bool> live_nodes(const FusedElementwiseSpec& spec);
 bool emit_fused_nodes(VecContext& ctx, const FusedElementwiseSpec& spec, const std::vector<bool>& live,
                       const InputLoader& load, std::vector<asmjit::x86::Vec>& values, std::string& error);
 
+// --- The row loop both kernel families run over the flattened (i0, i1) space.
+
+// i0 = row / d1, i1 = row % d1 for the first row (rows are not negative);
+// creates i0 and i1.
+void emit_split_row(asmjit::x86::Compiler& cc, const asmjit::x86::Gp& row, const asmjit::x86::Gp& d1,
+                    asmjit::x86::Gp& i0, asmjit::x86::Gp& i1);
+// row += 1 and (i0, i1) += (0, 1) with carry into i0 at d1.
+void emit_advance_row(asmjit::x86::Compiler& cc, const asmjit::x86::Gp& row, const asmjit::x86::Gp& d1,
+                      const asmjit::x86::Gp& i0, const asmjit::x86::Gp& i1);
+// Per row, for each used input k: the pointer at i0 * stride0 + i1 * stride1
+// into in_ptr[k], or (inner_broadcast) that one value into broadcast[k].
+// `off` and `t` are scratch registers.
+void emit_input_row_pointers(asmjit::x86::Compiler& cc, const FusedElementwiseSpec& spec,
+                             const std::vector<bool>& used, const asmjit::x86::Gp& inputs,
+                             const asmjit::x86::Gp& strides, const asmjit::x86::Gp& i0, const asmjit::x86::Gp& i1,
+                             const std::vector<asmjit::x86::Gp>& in_ptr,
+                             const std::vector<asmjit::x86::Vec>& broadcast, const asmjit::x86::Gp& off,
+                             const asmjit::x86::Gp& t);
+// result = 1 when `flag` or any lane of the non-finite accumulator `acc`
+// (unused on the Scalar tier) is set, else 0.
+void emit_non_finite_result(asmjit::x86::Compiler& cc, Isa isa, const asmjit::x86::Vec& acc,
+                            const asmjit::x86::Gp& flag, const asmjit::x86::Gp& result);
+// Frame attributes every vector kernel needs: VEX spills, all 32 vector
+// registers on AVX-512, vzeroupper before returning.
+void enable_vector_frame(asmjit::FuncNode* fn, Isa isa);
+
 // Emits the whole kernel function (FusedFn) for a checked spec into `cc`.
 // Returns false with `error` set when a node cannot be emitted.
 bool emit_elementwise_function(asmjit::x86::Compiler& cc, const FusedElementwiseSpec& spec, Isa isa,

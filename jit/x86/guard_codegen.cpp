@@ -9,6 +9,8 @@
 
 #include <asmjit/x86.h>
 
+#include "jit/x86/cached_emission.h"
+
 namespace canary::jit::x86 {
 
 namespace {
@@ -23,15 +25,6 @@ constexpr std::int32_t kDTypeOffset = offsetof(TensorHeader, dtype);
 // Bounds that keep every displacement within a signed 32-bit field.
 constexpr std::uint32_t kMaxTensors = 1u << 24;
 constexpr std::uint32_t kMaxIndex = 1u << 26;
-
-// Records the first AsmJit error instead of letting emission continue silently.
-class FirstErrorHandler : public asmjit::ErrorHandler {
- public:
-  void handleError(asmjit::Error err, const char* message, asmjit::BaseEmitter*) override {
-    if (error.empty()) error = std::string("AsmJit error ") + std::to_string(err) + ": " + message;
-  }
-  std::string error;
-};
 
 // Whether the guard reads dims[axis] (of tensor, and of tensor2 for DimsEqual).
 bool reads_dims(GuardKind k) {
@@ -237,33 +230,20 @@ class GuardEmitter {
   ax::Assembler& a_;
 };
 
-// Emits the set into `code`; false with `error` set on an AsmJit error.
-bool emit_guard_code(const GuardSet& set, asmjit::CodeHolder& code, std::string& error) {
-  FirstErrorHandler handler;
-  code.init(asmjit::Environment::host());
-  code.setErrorHandler(&handler);
-  ax::Assembler a(&code);
-  GuardEmitter(a).emit_function(set);
-  a.finalize();
-  code.setErrorHandler(nullptr);
-  error = handler.error;
-  return error.empty();
-}
-
 }  // namespace
 
 // Validates, then finds or emits and installs the guard function.
 CompiledGuards compile_guards(const GuardSet& set, CodeCache& cache, std::string& error) {
   static_assert(kDataOffset == 0 && kDimsOffset == 8 && kRankOffset == 16 && kDTypeOffset == 24);
   if (!validate_guard_set(set, error)) return {};
-  const std::string key = guard_set_key(set);
-  std::shared_ptr<const CodeBlock> block = cache.find(key);
-  if (!block) {
-    asmjit::CodeHolder code;
-    if (!emit_guard_code(set, code, error)) return {};
-    block = cache.install(key, code, error);
-    if (!block) return {};
-  }
+  auto emit = [&](asmjit::CodeHolder& code, std::string&) {
+    ax::Assembler a(&code);
+    GuardEmitter(a).emit_function(set);
+    a.finalize();
+    return true;
+  };
+  std::shared_ptr<const CodeBlock> block = emit_cached(cache, guard_set_key(set), "guard function", emit, error);
+  if (!block) return {};
   CompiledGuards out;
   out.fn = reinterpret_cast<GuardFn>(const_cast<void*>(block->entry()));
   out.code = std::move(block);

@@ -81,65 +81,23 @@ void RowEmitter::allocate_registers() {
 }
 
 // i0 = row / d1, i1 = row % d1 for the first row (rows are not negative).
-void RowEmitter::split_first_row() {
-  i0_ = cc_.newIntPtr("i0");
-  i1_ = cc_.newIntPtr("i1");
-  cc_.mov(i0_, row_);
-  cc_.xor_(i1_, i1_);
-  cc_.div(i1_, i0_, d1_);
-}
+void RowEmitter::split_first_row() { emit_split_row(cc_, row_, d1_, i0_, i1_); }
 
 // Per row: input pointers (or broadcast values) at i0 * stride0 + i1 * stride1,
 // the output at row (one value per row) or row * d2 (a row of values).
 void RowEmitter::set_row_pointers() {
   ax::Gp off = cc_.newIntPtr("off"), t = cc_.newIntPtr("t");
-  for (std::uint16_t k = 0; k < prologue_.num_inputs; ++k) {
-    if (!input_used_[k]) continue;
-    cc_.mov(off, i0_);
-    cc_.imul(off, ax::qword_ptr(strides_, 16 * k));
-    cc_.mov(t, i1_);
-    cc_.imul(t, ax::qword_ptr(strides_, 16 * k + 8));
-    cc_.add(off, t);
-    cc_.mov(t, ax::qword_ptr(inputs_, 8 * k));
-    if (prologue_.inner_broadcast[k]) cc_.vbroadcastss(broadcast_[k], ax::dword_ptr(t, off, 2));
-    else cc_.lea(in_ptr_[k], ax::ptr(t, off, 2));
-  }
+  emit_input_row_pointers(cc_, prologue_, input_used_, inputs_, strides_, i0_, i1_, in_ptr_, broadcast_, off, t);
   cc_.mov(off, row_);
   if (spec_.op == RowOp::Softmax || spec_.op == RowOp::LayerNorm) cc_.imul(off, d2_);
   cc_.lea(out_row_, ax::ptr(output_, off, 2));
 }
 
 // row += 1 and (i0, i1) += (0, 1) with carry into i0 at d1.
-void RowEmitter::advance_row() {
-  asmjit::Label same_i0 = cc_.newLabel();
-  cc_.inc(row_);
-  cc_.inc(i1_);
-  cc_.cmp(i1_, d1_);
-  cc_.jne(same_i0);
-  cc_.xor_(i1_, i1_);
-  cc_.inc(i0_);
-  cc_.bind(same_i0);
-}
+void RowEmitter::advance_row() { emit_advance_row(cc_, row_, d1_, i0_, i1_); }
 
 // result = 1 when any output seen was NaN or Inf, else 0.
-void RowEmitter::emit_canary_result(const ax::Gp& result) {
-  if (isa_ == Isa::Avx512) {
-    ax::KReg k = cc_.newKw("nfk");
-    ax::Gp bits = cc_.newGpd("nfk_bits");
-    cc_.vptestmd(k, nf_acc_, nf_acc_);
-    cc_.kmovw(bits, k);
-    cc_.or_(flag_, bits);
-  } else if (isa_ == Isa::Avx2) {
-    ax::Gp any = cc_.newGpd("nf_any");
-    cc_.xor_(any, any);
-    cc_.vptest(nf_acc_, nf_acc_);
-    cc_.setnz(any.r8());
-    cc_.or_(flag_, any);
-  }
-  cc_.xor_(result, result);
-  cc_.test(flag_, flag_);
-  cc_.setnz(result.r8());
-}
+void RowEmitter::emit_canary_result(const ax::Gp& result) { emit_non_finite_result(cc_, isa_, nf_acc_, flag_, result); }
 
 // The function: argument loads, the row loop around the row op, the result.
 bool RowEmitter::emit(std::string& error) {
@@ -147,10 +105,7 @@ bool RowEmitter::emit(std::string& error) {
   asmjit::FuncNode* fn = cc_.addFunc(Signature(asmjit::CallConvId::kHost));
   ax::Gp args = cc_.newIntPtr("args"), result = cc_.newGpd("result");
   fn->setArg(0, args);
-  // VEX spills and reloads, all 32 vector registers on AVX-512, vzeroupper before ret.
-  fn->frame().setAvxEnabled();
-  if (isa_ == Isa::Avx512) fn->frame().setAvx512Enabled();
-  fn->frame().addAttributes(asmjit::FuncAttributes::kX86_AVXCleanup);
+  enable_vector_frame(fn, isa_);
   asmjit::Label exit_label = cc_.newLabel(), row_top = cc_.newLabel();
   row_ = cc_.newIntPtr("row");
   row_end_ = cc_.newIntPtr("row_end");
