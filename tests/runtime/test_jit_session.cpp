@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <unistd.h>
 
 #include "jit_test_models.h"
@@ -11,6 +12,14 @@ using canary::DType;
 using canary::EventKind;
 using canary::Tensor;
 using namespace canary::test;
+
+namespace {
+// Profiles go to the temp directory so that a run never leaves files in the
+// working directory.
+std::string temp_profile_path(const std::string& stem) {
+  return (std::filesystem::temp_directory_path() / (stem + std::to_string(::getpid()) + ".txt")).string();
+}
+}  // namespace
 
 TEST_CASE("jit: a hot elementwise chain compiles once and matches the interpreter", "[unit][jit][api]") {
   canary::Runtime jit_rt(jit_options(2)), plain_rt(interpreter_options());
@@ -189,7 +198,7 @@ TEST_CASE("jit: disabled JIT records nothing", "[unit][jit][api]") {
 }
 
 TEST_CASE("jit: a saved shape profile makes a restarted model compile symbolic at once", "[unit][jit][api]") {
-  const std::string path = "jit_profile_test_" + std::to_string(::getpid()) + ".txt";
+  const std::string path = temp_profile_path("canary_jit_profile_");
   std::remove(path.c_str());
   canary::Options o = jit_options(2);
   o.jit.profile_path = path;
@@ -201,22 +210,24 @@ TEST_CASE("jit: a saved shape profile makes a restarted model compile symbolic a
     for (std::int64_t n : {8, 8, 8, 96, 40}) s.run({{"x", random_tensor({n, 16}, 1)}, {"b", b}});
     REQUIRE(events_of(model, EventKind::Retrace).size() == 1);
   }  // the model saves what it learned here
-  canary::Runtime rt(o);
-  auto model = elementwise_chain(rt);
-  auto s = model.session();
-  for (std::int64_t n : {8, 8, 8, 96, 40}) s.run({{"x", random_tensor({n, 16}, 1)}, {"b", b}});
-  auto loaded = events_of(model, EventKind::Profile);
-  REQUIRE(loaded.size() == 1);
-  CHECK(loaded[0].message.find("loaded: 1 anchors start warm") != std::string::npos);
-  auto compiled = events_of(model, EventKind::Compiled);
-  REQUIRE(compiled.size() == 1);
-  CHECK(compiled[0].decision.find("symbolic fused") == 0);
-  CHECK(events_of(model, EventKind::Retrace).empty());
+  {  // the restarted model saves again when it is destroyed
+    canary::Runtime rt(o);
+    auto model = elementwise_chain(rt);
+    auto s = model.session();
+    for (std::int64_t n : {8, 8, 8, 96, 40}) s.run({{"x", random_tensor({n, 16}, 1)}, {"b", b}});
+    auto loaded = events_of(model, EventKind::Profile);
+    REQUIRE(loaded.size() == 1);
+    CHECK(loaded[0].message.find("loaded: 1 anchors start warm") != std::string::npos);
+    auto compiled = events_of(model, EventKind::Compiled);
+    REQUIRE(compiled.size() == 1);
+    CHECK(compiled[0].decision.find("symbolic fused") == 0);
+    CHECK(events_of(model, EventKind::Retrace).empty());
+  }
   std::remove(path.c_str());
 }
 
 TEST_CASE("jit: a corrupt shape profile is reported and ignored", "[unit][jit][api]") {
-  const std::string path = "jit_profile_bad_" + std::to_string(::getpid()) + ".txt";
+  const std::string path = temp_profile_path("canary_jit_profile_bad_");
   std::FILE* f = std::fopen(path.c_str(), "w");
   REQUIRE(f);
   std::fputs("not a profile\n", f);
