@@ -69,7 +69,10 @@ CompiledTrace::CompiledTrace(std::uint32_t id, std::shared_ptr<const vm::Program
 
 TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch) const {
   TraceRun run;
-  if (!check_guards(frame, run)) return run;
+  {
+    const vm::ScopedTierTimer timer(ctx.timers, vm::TimedTier::Guards);
+    if (!check_guards(frame, run)) return run;
+  }
   entries_.fetch_add(1, std::memory_order_relaxed);
   if (scratch.alias_outputs.size() != plan_.fused.size()) scratch.alias_outputs.assign(plan_.fused.size(), {});
   if (scratch.row_outputs.size() != plan_.rows.size()) scratch.row_outputs.assign(plan_.rows.size(), {});
@@ -110,10 +113,27 @@ bool CompiledTrace::check_guards(const vm::FrameView& frame, TraceRun& run) cons
   return false;
 }
 
+// The timer bucket of a step. Moves, branches and loop steps are bookkeeping;
+// they count as kernel calls under Identity.
+vm::TimedTier CompiledTrace::timed_tier_of(const Step& step) {
+  switch (step.kind) {
+    case StepKind::Fused: return vm::TimedTier::FusedGroup;
+    case StepKind::Row: return vm::TimedTier::RowKernel;
+    default: return vm::TimedTier::KernelCall;
+  }
+}
+
+// The op-kind slot of a step (0 for emitted kernels, which have no single op).
+std::size_t CompiledTrace::timed_op_of(const Step& step) const {
+  if (step.kind != StepKind::Kernel) return 0;
+  return vm::timed_op_of(*program_, program_->at(step.pc));
+}
+
 bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                               TraceRun& run) const {
   for (const Step& step : plan_.steps) {
     try {
+      const vm::ScopedTierTimer timer(ctx.timers, timed_tier_of(step), ctx.timers ? timed_op_of(step) : 0);
       switch (step.kind) {
         case StepKind::Fused:
           if (!run_fused(step, frame, ctx, scratch, run)) return false;

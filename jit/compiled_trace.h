@@ -11,6 +11,7 @@
 
 #include "jit/plan.h"
 #include "vm/jit_hooks.h"
+#include "vm/tier_timers.h"
 
 namespace canary::jit {
 
@@ -24,7 +25,8 @@ struct TraceScratch {
 
 struct RunContext {
   std::int64_t max_loop_iterations = 0;
-  int threads = 1;  // for large fused groups; 1: the calling thread only
+  int threads = 1;                     // for large fused groups; 1: the calling thread only
+  vm::TierTimers* timers = nullptr;    // the session's timers (Options::collect_timings), or none
 };
 
 // The guard code's view of one register.
@@ -76,6 +78,8 @@ class CompiledTrace {
   bool check_guards(const vm::FrameView& frame, TraceRun& run) const;
   // Runs the steps once; returns false after taking a side exit.
   bool run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch, TraceRun& run) const;
+  static vm::TimedTier timed_tier_of(const Step& step);
+  std::size_t timed_op_of(const Step& step) const;
   bool run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                  TraceRun& run) const;
   bool layout_exit(const Step& step, TraceRun& run) const;

@@ -21,6 +21,8 @@ class SessionHooks final : public vm::JitHooks {
   // The session's call number (1-based), stamped on events.
   void begin_call(std::uint64_t call) { call_ = call; }
   const JitStats& counters() const { return counters_; }
+  // Compiled code adds its step times here (nullptr: no timing).
+  void set_timers(vm::TierTimers* timers) { ctx_.timers = timers; }
 
   std::uint64_t hot_threshold() const override;
   void on_hot(const vm::Program& program, vm::AnchorId anchor, const vm::ShapeProfile& profile) override;

@@ -29,6 +29,7 @@ struct Session::Impl {
   std::shared_ptr<const Model::Impl> model;
   vm::Interpreter interpreter;
   std::unique_ptr<jit::SessionHooks> hooks;  // null: interpreter only
+  std::unique_ptr<vm::TierTimers> timers;    // null unless Options::collect_timings
   Stats stats;
 
   // use_jit: attach the model's engine (never for the fp64 reference session).

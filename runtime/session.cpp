@@ -1,4 +1,6 @@
 // Session: maps named inputs onto the interpreter, checks them, keeps stats.
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <set>
 
@@ -48,6 +50,41 @@ void record_input_shape(InputShapes& entry, const Shape& shape) {
     ++entry.other;
 }
 
+// Adds the wall time of a Session::run call to Stats::time when timing is on.
+class CallClock {
+ public:
+  explicit CallClock(double* total_us) : total_us_(total_us) {
+    if (total_us_) start_ = std::chrono::steady_clock::now();
+  }
+  ~CallClock() {
+    if (total_us_)
+      *total_us_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_).count();
+  }
+  CallClock(const CallClock&) = delete;
+  CallClock& operator=(const CallClock&) = delete;
+
+ private:
+  double* total_us_;
+  std::chrono::steady_clock::time_point start_{};
+};
+
+// The timers' non-empty buckets as rows, largest first.
+std::vector<TierTime> tier_rows(const vm::TierTimers& timers) {
+  std::vector<TierTime> rows;
+  for (std::size_t t = 0; t < vm::kTimedTierCount; ++t) {
+    const auto tier = static_cast<vm::TimedTier>(t);
+    const bool per_op = tier == vm::TimedTier::Interpreted || tier == vm::TimedTier::KernelCall;
+    for (std::size_t op = 0; op < timers.buckets[t].size(); ++op) {
+      const vm::TierTimers::Bucket& b = timers.buckets[t][op];
+      if (b.count == 0) continue;
+      rows.push_back({vm::timed_tier_name(tier), per_op ? std::string(graph::op_name(static_cast<graph::OpKind>(op))) : "",
+                      static_cast<double>(b.ns) / 1e3, b.count});
+    }
+  }
+  std::sort(rows.begin(), rows.end(), [](const TierTime& a, const TierTime& b) { return a.total_us > b.total_us; });
+  return rows;
+}
+
 vm::RunLimits limits_of(const Options& o) {
   vm::RunLimits limits;
   limits.max_tensor_bytes = o.max_tensor_bytes;
@@ -65,6 +102,11 @@ Session::Impl::Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const 
     hooks = std::make_unique<jit::SessionHooks>(model->engine, o.max_loop_iterations, o.intra_op_threads);
     interpreter.set_hooks(hooks.get());
   }
+  if (model->options.collect_timings) {
+    timers = std::make_unique<vm::TierTimers>();
+    interpreter.set_timers(timers.get());
+    if (hooks) hooks->set_timers(timers.get());
+  }
   for (const TensorSpec& spec : model->inputs) stats.input_shapes.push_back({spec.name, {}, 0});
 }
 
@@ -75,6 +117,7 @@ Session::~Session() = default;
 
 NamedTensors Session::run(const NamedTensors& inputs) {
   const auto& specs = impl_->model->inputs;
+  const CallClock clock(impl_->timers ? &impl_->stats.time.calls_us : nullptr);
   try {
     reject_unknown_inputs(inputs, specs);
     std::vector<Tensor> ordered;
@@ -109,6 +152,10 @@ const Stats& Session::stats() const {
   if (impl_->hooks) {
     impl_->stats.jit = impl_->hooks->counters();
     impl_->model->engine->fill_stats(impl_->stats.jit);
+  }
+  if (impl_->timers) {
+    impl_->stats.time.collected = true;
+    impl_->stats.time.tiers = tier_rows(*impl_->timers);
   }
   return impl_->stats;
 }

@@ -83,7 +83,12 @@ void Interpreter::run_kernel(const Instruction& in) {
   Tensor* regs = frame_.registers.data();
   const RegId* operands = ops_ + in.operands;
   const KernelCall call{regs, operands, operands + in.num_inputs, in.num_inputs, in.num_outputs};
-  in.fn(*in.params, call);
+  if (timers_) [[unlikely]] {
+    const ScopedTierTimer timer(timers_, TimedTier::Interpreted, timed_op_of(*program_, in));
+    in.fn(*in.params, call);
+  } else {
+    in.fn(*in.params, call);
+  }
   for (std::uint32_t o = 0; o < in.num_outputs; ++o) {
     const RegId r = call.outputs[o];
     if (!r.valid()) continue;

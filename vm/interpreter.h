@@ -14,6 +14,7 @@
 #include "vm/jit_hooks.h"
 #include "vm/program.h"
 #include "vm/shape_profile.h"
+#include "vm/tier_timers.h"
 
 namespace canary::vm {
 
@@ -30,6 +31,8 @@ class Interpreter {
 
   // nullptr: pure interpreter.
   void set_hooks(JitHooks* hooks);
+  // nullptr: no timing. Kernel instructions add their wall time to `timers`.
+  void set_timers(TierTimers* timers) { timers_ = timers; }
   // Runs the program on inputs given in input_names() order. Inputs are
   // borrowed, never written; the returned tensors alias no register.
   std::vector<Tensor> run(std::span<const Tensor> inputs);
@@ -82,6 +85,7 @@ class Interpreter {
   const Instruction* code_ = nullptr;
   const RegId* ops_ = nullptr;
   JitHooks* hooks_ = nullptr;
+  TierTimers* timers_ = nullptr;
   std::uint64_t hot_threshold_ = 0;
   InstructionObserver* observer_ = nullptr;
   std::uint64_t executed_ = 0;

@@ -36,6 +36,24 @@ struct JitStats {
   double compile_ms = 0.0;               // total compile time
 };
 
+// One row of the per-tier timers: wall time spent in one tier on one op kind.
+struct TierTime {
+  std::string tier;  // "interpreted", "compiled: kernel call", "compiled: fused group", "compiled: row kernel",
+                     // "compiled: guards"
+  std::string op;    // the op kind ("Conv", "LSTM") for interpreted ops and kernel calls; empty otherwise
+  double total_us = 0.0;
+  std::uint64_t count = 0;
+};
+
+// Where the session's calls spent their time (Options::collect_timings).
+// `calls_us` is the wall time inside Session::run; what the tiers do not
+// cover is dispatch, input checks, buffer management and result assembly.
+struct TimeStats {
+  bool collected = false;
+  double calls_us = 0.0;
+  std::vector<TierTime> tiers;  // largest total first
+};
+
 struct Stats {
   std::uint64_t calls = 0;                   // successful run() calls
   std::uint64_t failed_calls = 0;            // run() calls that threw canary::Error
@@ -43,6 +61,7 @@ struct Stats {
   std::uint64_t distinct_shapes = 0;         // distinct output shapes seen, summed over instructions
   std::vector<InputShapes> input_shapes;     // per model input
   JitStats jit;
+  TimeStats time;
 };
 
 }  // namespace canary

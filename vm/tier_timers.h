@@ -1,0 +1,70 @@
+// TierTimers: opt-in wall-clock accounting of where a session's calls spend
+// their time, by tier (interpreted op, compiled kernel call, fused group, row
+// kernel, guards) and op kind. Options::collect_timings turns it on; it costs
+// two clock reads per timed step, so it is off by default.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+
+#include "graph/op_kind.h"
+#include "vm/program.h"
+
+namespace canary::vm {
+
+enum class TimedTier : std::uint8_t {
+  Interpreted,  // an instruction's kernel run by the interpreter
+  KernelCall,   // the same adapter called directly from compiled code
+  FusedGroup,   // an emitted elementwise kernel
+  RowKernel,    // an emitted row (last-axis reduction) kernel
+  Guards,       // a compiled trace's entry guards
+};
+inline constexpr std::size_t kTimedTierCount = 5;
+
+const char* timed_tier_name(TimedTier tier);
+
+struct TierTimers {
+  struct Bucket {
+    std::uint64_t ns = 0;
+    std::uint64_t count = 0;
+  };
+  // [tier][op kind]; tiers without an op kind use slot 0.
+  std::array<std::array<Bucket, graph::kOpKindCount>, kTimedTierCount> buckets{};
+
+  void add(TimedTier tier, std::size_t op, std::uint64_t ns) {
+    Bucket& b = buckets[static_cast<std::size_t>(tier)][op];
+    b.ns += ns;
+    ++b.count;
+  }
+};
+
+// The op-kind slot of a kernel instruction (Identity when it has no node).
+inline std::size_t timed_op_of(const Program& program, const Instruction& in) {
+  const NodeInfo* node = program.node_of(in);
+  return static_cast<std::size_t>(node ? node->op : graph::OpKind::Identity);
+}
+
+// Adds the lifetime of the scope to a bucket; does nothing (not even read the
+// clock) when `timers` is null.
+class ScopedTierTimer {
+ public:
+  ScopedTierTimer(TierTimers* timers, TimedTier tier, std::size_t op = 0) : timers_(timers), tier_(tier), op_(op) {
+    if (timers_) start_ = std::chrono::steady_clock::now();
+  }
+  ~ScopedTierTimer() {
+    if (!timers_) return;
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_);
+    timers_->add(tier_, op_, static_cast<std::uint64_t>(ns.count()));
+  }
+  ScopedTierTimer(const ScopedTierTimer&) = delete;
+  ScopedTierTimer& operator=(const ScopedTierTimer&) = delete;
+
+ private:
+  TierTimers* timers_;
+  TimedTier tier_;
+  std::size_t op_;
+  std::chrono::steady_clock::time_point start_{};
+};
+
+}  // namespace canary::vm
