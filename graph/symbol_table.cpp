@@ -36,6 +36,11 @@ void check_satisfiable(std::string_view name, const SymbolConstraints& c) {
   }
 }
 
+// True when value meets the range and divisor (what violation() explains otherwise).
+bool satisfies(std::int64_t value, const SymbolConstraints& c) {
+  return value >= c.min && value <= c.max && value % c.divisor == 0;
+}
+
 // Why value violates the constraints; empty when it satisfies them.
 std::string violation(std::int64_t value, const SymbolConstraints& c) {
   if (value < c.min || value > c.max) return "outside the range " + range_text(c);
@@ -71,6 +76,16 @@ std::string SymbolTable::find(std::string_view name) const {
   for (;;) {
     auto it = entries_.find(current);
     if (it == entries_.end() || it->second.parent == current) return current;
+    current = it->second.parent;
+  }
+}
+
+std::string_view SymbolTable::find_view(std::string_view name) const {
+  std::string_view current = name;
+  for (;;) {
+    auto it = entries_.find(current);
+    if (it == entries_.end()) return current;
+    if (it->second.parent == it->first) return it->first;
     current = it->second.parent;
   }
 }
@@ -227,34 +242,37 @@ Dim SymbolTable::canonical(const Dim& d) const {
 }
 
 // Checks a run-time value against name's class and binds every member of it.
+// Runs on every call for every symbolic input dim, so the happy path builds
+// no strings: messages are composed only when a check fails.
 void SymbolTable::bind(Bindings& bindings, std::string_view name, std::int64_t value) const {
-  std::string head = "symbol '" + std::string(name) + "' = " + std::to_string(value);
-  std::vector<std::string> members;
+  const auto head = [&] { return "symbol '" + std::string(name) + "' = " + std::to_string(value); };
+  std::string_view root_name = name;
   if (contains(name)) {
-    const Entry& root = root_entry(name);
-    std::string why = violation(value, root.constraints);
-    if (!why.empty()) throw Error(ErrorKind::Shape, head + " is " + why);
+    root_name = find_view(name);
+    const Entry& root = entries_.find(root_name)->second;
+    if (!satisfies(value, root.constraints))
+      throw Error(ErrorKind::Shape, head() + " is " + violation(value, root.constraints));
     if (root.value && *root.value != value) {
-      throw Error(ErrorKind::Shape, head + " but " + std::string(name) + " == " + std::to_string(*root.value));
-    }
-    std::string r = find(name);
-    for (const std::string& m : order_) {
-      if (m != name && find(m) == r) members.push_back(m);
+      throw Error(ErrorKind::Shape, head() + " but " + std::string(name) + " == " + std::to_string(*root.value));
     }
   }
-  for (const std::string& m : members) {
+  // Other members of name's class must agree (and are bound too).
+  const auto is_member = [&](const std::string& m) { return m != name && find_view(m) == root_name; };
+  for (const std::string& m : order_) {
+    if (!is_member(m)) continue;
     auto it = bindings.find(m);
     if (it != bindings.end() && it->second != value) {
-      throw Error(ErrorKind::Shape, head + " but " + std::string(name) + " == " + m + " and " + m + " = " +
+      throw Error(ErrorKind::Shape, head() + " but " + std::string(name) + " == " + m + " and " + m + " = " +
                                         std::to_string(it->second));
     }
   }
   auto self = bindings.find(name);
   if (self != bindings.end() && self->second != value) {
-    throw Error(ErrorKind::Shape, head + " but it is already bound to " + std::to_string(self->second));
+    throw Error(ErrorKind::Shape, head() + " but it is already bound to " + std::to_string(self->second));
   }
-  bindings[std::string(name)] = value;
-  for (const std::string& m : members) bindings[m] = value;
+  if (self == bindings.end()) bindings.emplace(std::string(name), value);
+  for (const std::string& m : order_)
+    if (is_member(m)) bindings.insert_or_assign(m, value);
 }
 
 // One line per constraint, in declaration order of the symbols:

@@ -136,6 +136,9 @@ class SymbolTable {
   const Entry& root_entry(std::string_view name) const;
   Entry& root_entry(std::string_view name);
   std::string find(std::string_view name) const;
+  // find() without allocating: a view of the representative's key in entries_
+  // (or of `name` itself when it is undeclared). For the per-call bind().
+  std::string_view find_view(std::string_view name) const;
   void merge(const std::string& a, const std::string& b, std::string_view context);
   void fix_value(const std::string& name, std::int64_t value, std::string_view context);
 

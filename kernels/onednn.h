@@ -26,8 +26,12 @@ namespace canary::kernels {
 bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y);
 // ONNX Gemm of f32 a, b and optional c into y.
 bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y);
-// 1-D or 2-D f32 convolution with optional bias into y.
-bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y);
+// 1-D or 2-D f32 convolution with optional bias into y. 1-D convolutions with
+// stride 1 and one group run on channels-last kernels through one primitive
+// for every batch and width (kernels/onednn/conv_tiled.h).
+// weights_are_constant: as for onednn_lstm (the blocked weight copy is kept).
+bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                 bool weights_are_constant = false);
 // ONNX LSTM (same arguments as kernels::lstm) on oneDNN's lstm_forward. Does
 // not apply to peepholes, clip, input_forget, or a sequence_lens entry < T.
 // weights_are_constant: the caller guarantees that w, r and b (when present)
@@ -86,6 +90,10 @@ struct OnednnCacheStats {
   std::uint64_t evictions = 0;
   std::size_t size = 0;
   std::size_t capacity = 0;
+  // The tiled channels-last 1-D convolutions (kernels/onednn/conv_tiled.h),
+  // which keep their own shape-independent primitives outside the LRU.
+  std::uint64_t tiled_conv_calls = 0;
+  std::uint64_t tiled_conv_geometries = 0;  // created on this thread
 };
 
 // Default number of primitives each thread keeps.

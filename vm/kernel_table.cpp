@@ -78,7 +78,10 @@ struct NoParams : InstrParams {};
 struct UnaryP : InstrParams { k::UnaryOp op; };
 struct BinaryP : InstrParams { k::BinaryOp op; };
 struct GemmP : InstrParams { k::GemmParams p; };
-struct ConvP : InstrParams { k::ConvParams p; };
+struct ConvP : InstrParams {
+  k::ConvParams p;
+  bool weights_are_constant = false;  // W and B (when present) are graph constants
+};
 struct ReduceP : InstrParams {
   k::ReduceParams p;
   bool axes_at_run_time = false;
@@ -144,7 +147,8 @@ void run_conv(const InstrParams& p, const KernelCall& c) {
 }
 
 void run_conv_onednn(const InstrParams& p, const KernelCall& c) {
-  if (!k::onednn_conv(as<ConvP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0)))
+  const ConvP& cp = as<ConvP>(p);
+  if (!k::onednn_conv(cp.p, c.input(0), c.input(1), c.optional_input(2), c.output(0), cp.weights_are_constant))
     k::conv(as<ConvP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0));
 }
 
@@ -372,6 +376,8 @@ KernelBinding bind_conv(const AttrReader& a, const CompileOptions& opts) {
   else if (pad == "SAME_LOWER") p->p.auto_pad = k::AutoPad::SameLower;
   else if (pad == "VALID") p->p.auto_pad = k::AutoPad::Valid;
   else a.fail("unknown auto_pad \"" + pad + "\"");
+  // Constants live in pinned registers that are never written, so their blocked copy may be kept.
+  p->weights_are_constant = a.constant_input(1);
   return make(opts.promote_f32_to_f64 ? run_conv : run_conv_onednn, std::move(p));
 }
 

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "canary/canary.h"
 
 namespace {
@@ -151,8 +153,10 @@ class Worker {
   json stream(const json& request) {
     std::vector<canary::NamedTensors> calls;
     for (const json& call : request.at("calls")) calls.push_back(read_inputs(call));
+    canary::Options options = options_;
+    options.collect_timings = request.value("timings", false);  // for profiles, never for timed streams
     const auto start = Clock::now();
-    canary::Runtime runtime(options_);
+    canary::Runtime runtime(options);
     canary::Model model = runtime.load(request.at("model").get<std::string>());
     canary::Session session = model.session();
     const double create_us = micros_since(start);
@@ -168,8 +172,11 @@ class Worker {
     json described = json::array();
     for (std::size_t i = 0; i < outputs.size(); ++i)
       described.push_back(write_outputs(model, outputs[i], dir, "call" + std::to_string(i) + "_"));
-    return {{"ok", true}, {"create_us", create_us}, {"call_us", call_us}, {"total_us", total_us},
-            {"outputs", described}, {"jit", jit_summary(session.stats())}};
+    const canary::Stats& stats = session.stats();
+    return {{"ok", true},        {"create_us", create_us},
+            {"call_us", call_us}, {"total_us", total_us},
+            {"outputs", described}, {"jit", jit_summary(stats)},
+            {"calls_us", stats.time.calls_us}, {"tiers", tier_delta(canary::TimeStats{}, stats.time)}};
   }
 
   // Outputs of the fp64 reference interpreter for each call: the oracle every
@@ -235,8 +242,20 @@ class Worker {
   std::map<std::string, Served> served_;
 };
 
+// The protocol's channel: the original stdout. Everything else the process
+// prints (oneDNN's verbose mode writes to stdout) goes to stderr instead.
+std::FILE* protocol_out = nullptr;
+
+void take_stdout_for_protocol() {
+  std::fflush(stdout);
+  protocol_out = fdopen(dup(STDOUT_FILENO), "w");
+  dup2(STDERR_FILENO, STDOUT_FILENO);
+}
+
 void reply(const json& message) {
-  std::cout << message.dump() << '\n' << std::flush;
+  const std::string line = message.dump() + "\n";
+  std::fwrite(line.data(), 1, line.size(), protocol_out);
+  std::fflush(protocol_out);
 }
 
 std::string onednn_version() {
@@ -260,6 +279,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: canary_peer_worker --threads N\n";
     return 2;
   }
+  take_stdout_for_protocol();
   Worker worker(threads);
   reply({{"ok", true}, {"contender", "canary"}, {"versions", {{"onednn", onednn_version()}}}});
   std::string line;

@@ -15,6 +15,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/onednn.h"
+#include "kernels/onednn/conv_tiled.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
@@ -176,10 +177,30 @@ CachedPrimitive make_conv(const ConvPlan& g, const Tensor& x, const Tensor& w) {
   return entry;
 }
 
+// The tiled channels-last path serves 1-D convolutions with stride 1 and one group.
+bool tiled_applies(const ConvPlan& g) { return g.spatial == 1 && g.group == 1 && g.axes[0].stride == 1; }
+
+onednn::TiledConvShape tiled_shape(const ConvPlan& g) {
+  const ConvAxis& a = g.axes[0];
+  onednn::TiledConvShape s;
+  s.batch = g.batch;
+  s.channels = g.channels;
+  s.out_channels = g.out_channels;
+  s.width = a.in;
+  s.kernel = a.kernel;
+  s.dilation = a.dilation;
+  s.pad_begin = a.pad_begin;
+  s.pad_end = a.pad_end;
+  s.out = a.out;
+  s.has_bias = g.has_bias;
+  return s;
+}
+
 }  // namespace
 
 // oneDNN convolution into y, or false when the case does not apply.
-bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y) {
+bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                 bool weights_are_constant) {
   onednn::thread_primitive_cache().count_call();
   if (x.dtype() != DType::F32 || w.dtype() != DType::F32 || (b && b->dtype() != DType::F32)) return false;
   ConvPlan g;
@@ -190,6 +211,11 @@ bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Te
     return true;
   }
   if (x.numel() == 0 || w.numel() == 0) return false;  // empty sums: the reference writes the bias
+  try {
+    if (tiled_applies(g) && onednn::tiled_conv1d(tiled_shape(g), x, w, b, y, weights_are_constant)) return true;
+  } catch (const dnnl::error&) {
+    // The plain path below may still apply.
+  }
   const PrimitiveKey key = conv_key(g, x, w);
   if (!key.valid()) return false;
   try {

@@ -1,6 +1,8 @@
 // The per-thread LRU cache of oneDNN primitives and the per-call argument binding.
 #include "kernels/onednn/primitive_cache.h"
 
+#include "kernels/onednn/conv_tiled.h"
+
 #include <algorithm>
 #include <bit>
 
@@ -125,12 +127,19 @@ PrimitiveCache& thread_primitive_cache() {
 namespace canary::kernels {
 
 // The calling thread's cache counters.
-OnednnCacheStats onednn_cache_stats() { return onednn::thread_primitive_cache().stats(); }
+OnednnCacheStats onednn_cache_stats() {
+  OnednnCacheStats stats = onednn::thread_primitive_cache().stats();
+  onednn::add_tiled_conv_stats(stats);
+  return stats;
+}
 
 // Rebounds the calling thread's cache.
 void onednn_set_cache_capacity(std::size_t capacity) { onednn::thread_primitive_cache().set_capacity(capacity); }
 
 // Empties the calling thread's cache.
-void onednn_clear_cache() { onednn::thread_primitive_cache().clear(); }
+void onednn_clear_cache() {
+  onednn::thread_primitive_cache().clear();
+  onednn::clear_tiled_convs();
+}
 
 }  // namespace canary::kernels::onednn

@@ -1,0 +1,199 @@
+// Tiled channels-last 1-D convolution (see conv_tiled.h).
+#include "kernels/onednn/conv_tiled.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/onednn/engine.h"
+#include "kernels/onednn/plain_layout.h"
+#include "kernels/onednn/primitive_cache.h"
+
+namespace canary::kernels::onednn {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+// Convolutions kept per thread before the cache starts over (each holds two
+// primitives and a blocked weight copy, a few hundred KiB at most).
+constexpr std::size_t kMaxTiledConvs = 64;
+
+// One primitive of a fixed tile count, with its channels-last buffers.
+struct TilePrimitive {
+  std::int64_t tiles = 0;
+  dnnl::convolution_forward conv;
+  dnnl::memory src, dst;
+};
+
+// Everything one convolution geometry needs, shared by all its calls on this thread.
+struct TiledConv {
+  bool usable = false;  // oneDNN picked a channels-last kernel
+  std::int64_t tile_in = 0;
+  TilePrimitive group, single;
+  dnnl::memory::desc weights_md;
+  dnnl::memory weights;   // blocked copy of w
+  dnnl::memory bias;      // handle bound per call
+  Tensor weights_source;  // the constant w the copy was made from (pins its buffer)
+};
+
+// The halo of a tile: inputs a tile of kTileOut outputs reads.
+std::int64_t tile_input(const TiledConvShape& s) { return kTileOut + (s.kernel - 1) * s.dilation; }
+
+// Creates the primitive for `tiles` tiles; its weights layout is left to oneDNN.
+TilePrimitive make_tile_primitive(const TiledConvShape& s, std::int64_t tiles, std::int64_t tile_in,
+                                  dnnl::memory::desc& weights_md, std::string& impl) {
+  const dnnl::memory::desc src({tiles, s.channels, tile_in}, dt::f32, tag::acb);
+  const dnnl::memory::desc dst({tiles, s.out_channels, kTileOut}, dt::f32, tag::acb);
+  const dnnl::memory::desc w({s.out_channels, s.channels, s.kernel}, dt::f32, tag::any);
+  const dnnl::memory::desc b = s.has_bias ? dnnl::memory::desc({s.out_channels}, dt::f32, tag::a) : dnnl::memory::desc();
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                             src, w, b, dst, {1}, {s.dilation - 1}, {0}, {0});
+  const dnnl::convolution_forward::primitive_desc pd(desc, cpu_engine());
+  impl = pd.impl_info_str();
+  weights_md = pd.weights_desc();
+  return {tiles, dnnl::convolution_forward(pd), dnnl::memory(src, cpu_engine()), dnnl::memory(dst, cpu_engine())};
+}
+
+// True for oneDNN's channels-last JIT kernels (not its gemm or reference fallbacks).
+bool fast_kernel(const std::string& impl) {
+  return impl.find("gemm") == std::string::npos && impl.find("ref") == std::string::npos;
+}
+
+std::unique_ptr<TiledConv> make_tiled_conv(const TiledConvShape& s) {
+  auto t = std::make_unique<TiledConv>();
+  t->tile_in = tile_input(s);
+  std::string group_impl, single_impl;
+  dnnl::memory::desc single_weights;
+  t->group = make_tile_primitive(s, kGroupTiles, t->tile_in, t->weights_md, group_impl);
+  t->single = make_tile_primitive(s, 1, t->tile_in, single_weights, single_impl);
+  // Both primitives must read the same blocked weights.
+  t->usable = fast_kernel(group_impl) && fast_kernel(single_impl) && single_weights == t->weights_md;
+  if (!t->usable) return t;
+  t->weights = dnnl::memory(t->weights_md, cpu_engine());
+  if (s.has_bias) t->bias = dnnl::memory(dnnl::memory::desc({s.out_channels}, dt::f32, tag::a), cpu_engine(), nullptr);
+  return t;
+}
+
+// The calling thread's tiled convolutions and their counters.
+struct TiledConvs {
+  std::unordered_map<PrimitiveKey, std::unique_ptr<TiledConv>, PrimitiveKeyHash> by_geometry;
+  std::uint64_t calls = 0, created = 0;
+};
+
+TiledConvs& thread_tiled_convs() {
+  thread_local TiledConvs convs;
+  return convs;
+}
+
+// The calling thread's convolution for this geometry (created on first use).
+TiledConv& tiled_conv_for(const TiledConvShape& s) {
+  TiledConvs& all = thread_tiled_convs();
+  auto& convs = all.by_geometry;
+  PrimitiveKey key(PrimitiveKind::Conv);
+  for (std::int64_t v : {std::int64_t{-1}, s.channels, s.out_channels, s.kernel, s.dilation, std::int64_t{s.has_bias}})
+    key.push(v);
+  auto it = convs.find(key);
+  if (it != convs.end()) return *it->second;
+  if (convs.size() >= kMaxTiledConvs) convs.clear();
+  ++all.created;
+  return *convs.emplace(key, make_tiled_conv(s)).first->second;
+}
+
+// Reorders plain w [M, C, k] into the blocked copy, unless it already holds this constant.
+void load_weights(TiledConv& t, const TiledConvShape& s, const Tensor& w, bool weights_are_constant) {
+  if (weights_are_constant && t.weights_source.defined() && t.weights_source.shares_storage_with(w)) return;
+  const std::int64_t dims[3] = {s.out_channels, s.channels, s.kernel};
+  dnnl::memory plain(row_major_desc(dims), cpu_engine(), const_cast<void*>(w.raw()));
+  dnnl::reorder(plain, t.weights).execute(thread_stream(), plain, t.weights);
+  thread_stream().wait();
+  // Only a Canary-owned constant can be pinned: its address then cannot be reused by another tensor.
+  t.weights_source = weights_are_constant && w.owns_storage() ? w : Tensor();
+}
+
+// Copies tiles [first, first + count) of the padded input, channels-last, into
+// src: zeros where a tile reaches into the padding, x elsewhere.
+void gather_tiles(const TiledConvShape& s, const float* x, std::int64_t tiles_per_seq, std::int64_t first,
+                  std::int64_t count, std::int64_t tile_in, float* src) {
+  const std::size_t row_bytes = static_cast<std::size_t>(s.channels) * sizeof(float);
+  for (std::int64_t g = 0; g < count; ++g) {
+    const std::int64_t n = (first + g) / tiles_per_seq, tile = (first + g) % tiles_per_seq;
+    const std::int64_t start = tile * kTileOut - s.pad_begin;  // x position of the tile's first input
+    // Tile positions [lo, hi) read x; the rest are padding.
+    const std::int64_t lo = std::clamp<std::int64_t>(-start, 0, tile_in);
+    const std::int64_t hi = std::clamp<std::int64_t>(s.width - start, lo, tile_in);
+    float* out = src + g * tile_in * s.channels;
+    std::memset(out, 0, static_cast<std::size_t>(lo) * row_bytes);
+    std::memset(out + hi * s.channels, 0, static_cast<std::size_t>(tile_in - hi) * row_bytes);
+    const float* column = x + n * s.channels * s.width + start;
+    for (std::int64_t p = lo; p < hi; ++p)
+      for (std::int64_t c = 0; c < s.channels; ++c) out[p * s.channels + c] = column[c * s.width + p];
+  }
+}
+
+// Copies the valid outputs of tiles [first, first + count) from dst into y [N, M, out].
+void scatter_tiles(const TiledConvShape& s, const float* dst, std::int64_t tiles_per_seq, std::int64_t first,
+                   std::int64_t count, float* y) {
+  for (std::int64_t g = 0; g < count; ++g) {
+    const std::int64_t n = (first + g) / tiles_per_seq, tile = (first + g) % tiles_per_seq;
+    const std::int64_t begin = tile * kTileOut, valid = std::min(kTileOut, s.out - begin);
+    const float* in = dst + g * kTileOut * s.out_channels;
+    for (std::int64_t m = 0; m < s.out_channels; ++m) {
+      float* row = y + (n * s.out_channels + m) * s.out + begin;
+      for (std::int64_t j = 0; j < valid; ++j) row[j] = in[j * s.out_channels + m];
+    }
+  }
+}
+
+// Runs `count` tiles (the primitive's tile count) from `first` through it.
+void run_tiles(TiledConv& t, TilePrimitive& p, const TiledConvShape& s, const float* x, const Tensor* b,
+               std::int64_t tiles_per_seq, std::int64_t first, std::int64_t count, float* y) {
+  gather_tiles(s, x, tiles_per_seq, first, count, t.tile_in, static_cast<float*>(p.src.get_data_handle()));
+  // The C API takes the arguments as an array: no map is built per execution.
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, p.src.get()}, {DNNL_ARG_WEIGHTS, t.weights.get()},
+                             {DNNL_ARG_DST, p.dst.get()}, {DNNL_ARG_BIAS, nullptr}};
+  int num_args = 3;
+  if (b) {
+    t.bias.set_data_handle(const_cast<void*>(b->raw()));
+    args[num_args++].memory = t.bias.get();
+  }
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(p.conv.get(), thread_stream().get(), num_args, args),
+                          "tiled convolution");
+  thread_stream().wait();
+  scatter_tiles(s, static_cast<const float*>(p.dst.get_data_handle()), tiles_per_seq, first, count, y);
+}
+
+}  // namespace
+
+bool tiled_conv1d(const TiledConvShape& s, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                  bool weights_are_constant) {
+  TiledConv& t = tiled_conv_for(s);
+  if (!t.usable) return false;
+  ++thread_tiled_convs().calls;
+  load_weights(t, s, w, weights_are_constant);
+  const std::int64_t out_dims[3] = {s.batch, s.out_channels, s.out};
+  y.reset(DType::F32, out_dims);
+  const std::int64_t tiles_per_seq = (s.out + kTileOut - 1) / kTileOut;
+  const std::int64_t total = s.batch * tiles_per_seq;
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  for (std::int64_t first = 0; first < total;) {
+    TilePrimitive& p = total - first >= kGroupTiles ? t.group : t.single;
+    run_tiles(t, p, s, xp, b, tiles_per_seq, first, p.tiles, yp);
+    first += p.tiles;
+  }
+  return true;
+}
+
+void add_tiled_conv_stats(OnednnCacheStats& stats) {
+  stats.tiled_conv_calls += thread_tiled_convs().calls;
+  stats.tiled_conv_geometries += thread_tiled_convs().created;
+}
+
+void clear_tiled_convs() { thread_tiled_convs() = TiledConvs(); }
+
+}  // namespace canary::kernels::onednn

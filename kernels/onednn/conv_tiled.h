@@ -1,0 +1,46 @@
+// 1-D convolutions on oneDNN's channels-last kernels through one primitive
+// per convolution that serves every batch size and width.
+//
+// oneDNN's fast convolution kernels (brgconv) want channels-last activations
+// and blocked weights, and creating one costs 0.3-1 ms per shape: a stream of
+// changing batch sizes and windows would pay that on almost every call, and
+// the plain-layout path Canary used before (gemm) runs 3-4x slower. So the
+// input is cut into tiles of kTileOut output positions (plus the kernel's
+// halo), gathered channels-last into a buffer of kGroupTiles tiles, and run
+// through a primitive whose shape never changes; the outputs are scattered
+// back to the plain [N, M, W] layout. Creation is paid once per convolution
+// and thread; the cost is the last partial tile of each sequence.
+#pragma once
+
+#include <cstdint>
+
+#include "canary/tensor.h"
+#include "kernels/onednn.h"
+
+namespace canary::kernels::onednn {
+
+// Output positions per tile, and tiles per execution of the group primitive.
+inline constexpr std::int64_t kTileOut = 64;
+inline constexpr std::int64_t kGroupTiles = 8;
+
+// A resolved 1-D convolution with stride 1 and one group.
+struct TiledConvShape {
+  std::int64_t batch = 0, channels = 0, out_channels = 0;
+  std::int64_t width = 0, kernel = 0, dilation = 1, pad_begin = 0, pad_end = 0, out = 0;
+  bool has_bias = false;
+};
+
+// Runs x [N, C, W] * w [M, C, k] (+ b [M]) into y [N, M, out]. False when
+// oneDNN offers no channels-last kernel better than the plain path here (the
+// caller then runs that); y is untouched in that case. weights_are_constant:
+// w and b are never written while a tensor shares their buffers, so their
+// blocked copy is kept between calls (see onednn_lstm).
+bool tiled_conv1d(const TiledConvShape& s, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                  bool weights_are_constant);
+
+// The calling thread's tiled-convolution counters, added to `stats`.
+void add_tiled_conv_stats(OnednnCacheStats& stats);
+// Drops the calling thread's tiled convolutions and zeroes their counters.
+void clear_tiled_convs();
+
+}  // namespace canary::kernels::onednn

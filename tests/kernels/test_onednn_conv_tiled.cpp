@@ -1,0 +1,86 @@
+// The tiled channels-last 1-D convolution (kernels/onednn/conv_tiled.h)
+// against the reference kernel: tile and group boundaries, padding,
+// dilation, bias, and weights that change between calls.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "kernels/onednn.h"
+#include "kernels/reference.h"
+#include "random_tensors.h"
+
+namespace k = canary::kernels;
+using canary::Shape;
+using canary::Tensor;
+using namespace canary::test;
+
+namespace {
+
+// Runs x [n, c, width] * w [m, c, kernel] both ways and compares.
+void check_tiled(std::mt19937& rng, std::int64_t n, std::int64_t c, std::int64_t m, std::int64_t width,
+                 std::int64_t kernel, k::ConvParams p, bool bias, bool weights_are_constant) {
+  const Tensor x = random_tensor(rng, {n, c, width});
+  const Tensor w = random_tensor(rng, {m, c, kernel});
+  const Tensor b = bias ? random_tensor(rng, {m}) : Tensor();
+  Tensor want, got;
+  k::conv(p, x, w, bias ? &b : nullptr, want);
+  const std::uint64_t before = k::onednn_cache_stats().tiled_conv_calls;
+  REQUIRE(k::onednn_conv(p, x, w, bias ? &b : nullptr, got, weights_are_constant));
+  CHECK(k::onednn_cache_stats().tiled_conv_calls == before + 1);
+  check_close(want, got);
+}
+
+}  // namespace
+
+TEST_CASE("tiled conv: batch and width across tile and group boundaries", "[unit][differential][onednn]") {
+  std::mt19937 rng(41);
+  k::onednn_clear_cache();
+  // kTileOut = 64 outputs per tile, kGroupTiles = 8 tiles per group execution.
+  for (std::int64_t n : {1, 7, 8, 9, 17})
+    for (std::int64_t width : {5, 67, 68, 69, 200}) check_tiled(rng, n, 7, 32, width, 5, {}, true, true);
+  // One geometry (channels, kernel, dilation, bias): one set of primitives for every shape.
+  CHECK(k::onednn_cache_stats().tiled_conv_geometries == 1);
+}
+
+TEST_CASE("tiled conv: padding, dilation and no bias", "[unit][differential][onednn]") {
+  std::mt19937 rng(43);
+  k::ConvParams p;
+  p.pads = {2, 3};
+  check_tiled(rng, 3, 4, 6, 130, 3, p, false, false);
+  p.pads = {0, 0};
+  p.dilations = {3};
+  check_tiled(rng, 9, 32, 16, 150, 5, p, true, false);
+  p.auto_pad = k::AutoPad::SameUpper;
+  p.dilations = {2};
+  p.pads.clear();
+  check_tiled(rng, 2, 5, 3, 64, 4, p, true, true);
+}
+
+TEST_CASE("tiled conv: weights that are not constant are read on every call", "[unit][onednn]") {
+  std::mt19937 rng(47);
+  const Tensor x = random_tensor(rng, {2, 3, 40});
+  Tensor w = random_tensor(rng, {4, 3, 3});
+  Tensor first, second, want;
+  k::ConvParams p;
+  REQUIRE(k::onednn_conv(p, x, w, nullptr, first, false));
+  // Same buffer, new contents: a caller's input tensor rewritten in place.
+  float* wp = w.data<float>();
+  for (std::int64_t i = 0; i < w.numel(); ++i) wp[i] = -2.0f * wp[i];
+  REQUIRE(k::onednn_conv(p, x, w, nullptr, second, false));
+  k::conv(p, x, w, nullptr, want);
+  check_close(want, second);
+  CHECK(second.data<float>()[0] == Approx(-2.0 * first.data<float>()[0]).epsilon(1e-4));
+}
+
+TEST_CASE("tiled conv: a new constant weight buffer replaces the kept copy", "[unit][onednn]") {
+  std::mt19937 rng(53);
+  const Tensor x = random_tensor(rng, {2, 3, 40});
+  const Tensor w1 = random_tensor(rng, {4, 3, 3}), w2 = random_tensor(rng, {4, 3, 3});
+  k::ConvParams p;
+  for (const Tensor* w : {&w1, &w2, &w1}) {
+    Tensor got, want;
+    REQUIRE(k::onednn_conv(p, x, *w, nullptr, got, true));
+    k::conv(p, x, *w, nullptr, want);
+    check_close(want, got);
+  }
+}
