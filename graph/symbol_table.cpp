@@ -71,14 +71,7 @@ Dim SymbolTable::fresh(std::string_view prefix) {
 bool SymbolTable::contains(std::string_view name) const { return entries_.find(name) != entries_.end(); }
 
 // The root name of name's class (name itself when undeclared).
-std::string SymbolTable::find(std::string_view name) const {
-  std::string current(name);
-  for (;;) {
-    auto it = entries_.find(current);
-    if (it == entries_.end() || it->second.parent == current) return current;
-    current = it->second.parent;
-  }
-}
+std::string SymbolTable::find(std::string_view name) const { return std::string(find_view(name)); }
 
 std::string_view SymbolTable::find_view(std::string_view name) const {
   std::string_view current = name;

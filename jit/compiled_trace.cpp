@@ -70,7 +70,7 @@ CompiledTrace::CompiledTrace(std::uint32_t id, std::shared_ptr<const vm::Program
 TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch) const {
   TraceRun run;
   {
-    const vm::ScopedTierTimer timer(ctx.timers, vm::TimedTier::Guards);
+    const vm::ScopedTierTimer timer(ctx.timers ? &ctx.timers->bucket(vm::TimedTier::Guards) : nullptr);
     if (!check_guards(frame, run)) return run;
   }
   entries_.fetch_add(1, std::memory_order_relaxed);
@@ -113,27 +113,23 @@ bool CompiledTrace::check_guards(const vm::FrameView& frame, TraceRun& run) cons
   return false;
 }
 
-// The timer bucket of a step. Moves, branches and loop steps are bookkeeping;
-// they count as kernel calls under Identity.
-vm::TimedTier CompiledTrace::timed_tier_of(const Step& step) {
+// The timer bucket of a step; null for moves, branches and loop steps, which
+// are bookkeeping and left to the time outside the tiers.
+vm::TierTimers::Bucket* CompiledTrace::timer_bucket(const Step& step, vm::TierTimers& timers) const {
   switch (step.kind) {
-    case StepKind::Fused: return vm::TimedTier::FusedGroup;
-    case StepKind::Row: return vm::TimedTier::RowKernel;
-    default: return vm::TimedTier::KernelCall;
+    case StepKind::Fused: return &timers.bucket(vm::TimedTier::FusedGroup);
+    case StepKind::Row: return &timers.bucket(vm::TimedTier::RowKernel);
+    case StepKind::Kernel:
+      return &timers.bucket(vm::TimedTier::KernelCall, vm::timed_op_of(*program_, program_->at(step.pc)));
+    default: return nullptr;
   }
-}
-
-// The op-kind slot of a step (0 for emitted kernels, which have no single op).
-std::size_t CompiledTrace::timed_op_of(const Step& step) const {
-  if (step.kind != StepKind::Kernel) return 0;
-  return vm::timed_op_of(*program_, program_->at(step.pc));
 }
 
 bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                               TraceRun& run) const {
   for (const Step& step : plan_.steps) {
     try {
-      const vm::ScopedTierTimer timer(ctx.timers, timed_tier_of(step), ctx.timers ? timed_op_of(step) : 0);
+      const vm::ScopedTierTimer timer(ctx.timers ? timer_bucket(step, *ctx.timers) : nullptr);
       switch (step.kind) {
         case StepKind::Fused:
           if (!run_fused(step, frame, ctx, scratch, run)) return false;

@@ -78,8 +78,7 @@ class CompiledTrace {
   bool check_guards(const vm::FrameView& frame, TraceRun& run) const;
   // Runs the steps once; returns false after taking a side exit.
   bool run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch, TraceRun& run) const;
-  static vm::TimedTier timed_tier_of(const Step& step);
-  std::size_t timed_op_of(const Step& step) const;
+  vm::TierTimers::Bucket* timer_bucket(const Step& step, vm::TierTimers& timers) const;
   bool run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                  TraceRun& run) const;
   bool layout_exit(const Step& step, TraceRun& run) const;

@@ -1,6 +1,5 @@
 // Session: maps named inputs onto the interpreter, checks them, keeps stats.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include "runtime/model_impl.h"
@@ -49,24 +48,6 @@ void record_input_shape(InputShapes& entry, const Shape& shape) {
   else
     ++entry.other;
 }
-
-// Adds the wall time of a Session::run call to Stats::time when timing is on.
-class CallClock {
- public:
-  explicit CallClock(double* total_us) : total_us_(total_us) {
-    if (total_us_) start_ = std::chrono::steady_clock::now();
-  }
-  ~CallClock() {
-    if (total_us_)
-      *total_us_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_).count();
-  }
-  CallClock(const CallClock&) = delete;
-  CallClock& operator=(const CallClock&) = delete;
-
- private:
-  double* total_us_;
-  std::chrono::steady_clock::time_point start_{};
-};
 
 // The timers' non-empty buckets as rows, largest first.
 std::vector<TierTime> tier_rows(const vm::TierTimers& timers) {
@@ -117,7 +98,7 @@ Session::~Session() = default;
 
 NamedTensors Session::run(const NamedTensors& inputs) {
   const auto& specs = impl_->model->inputs;
-  const CallClock clock(impl_->timers ? &impl_->stats.time.calls_us : nullptr);
+  const vm::ScopedTierTimer clock(impl_->timers ? &impl_->timers->calls : nullptr);
   try {
     reject_unknown_inputs(inputs, specs);
     std::vector<Tensor> ordered;
@@ -155,6 +136,7 @@ const Stats& Session::stats() const {
   }
   if (impl_->timers) {
     impl_->stats.time.collected = true;
+    impl_->stats.time.calls_us = static_cast<double>(impl_->timers->calls.ns) / 1e3;
     impl_->stats.time.tiers = tier_rows(*impl_->timers);
   }
   return impl_->stats;

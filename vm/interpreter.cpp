@@ -83,10 +83,9 @@ void Interpreter::run_kernel(const Instruction& in) {
   Tensor* regs = frame_.registers.data();
   const RegId* operands = ops_ + in.operands;
   const KernelCall call{regs, operands, operands + in.num_inputs, in.num_inputs, in.num_outputs};
-  if (timers_) [[unlikely]] {
-    const ScopedTierTimer timer(timers_, TimedTier::Interpreted, timed_op_of(*program_, in));
-    in.fn(*in.params, call);
-  } else {
+  {
+    const ScopedTierTimer timer(timers_ ? &timers_->bucket(TimedTier::Interpreted, timed_op_of(*program_, in))
+                                        : nullptr);
     in.fn(*in.params, call);
   }
   for (std::uint32_t o = 0; o < in.num_outputs; ++o) {

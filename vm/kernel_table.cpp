@@ -80,7 +80,7 @@ struct BinaryP : InstrParams { k::BinaryOp op; };
 struct GemmP : InstrParams { k::GemmParams p; };
 struct ConvP : InstrParams {
   k::ConvParams p;
-  bool weights_are_constant = false;  // W and B (when present) are graph constants
+  bool weights_are_constant = false;  // W is a graph constant
 };
 struct ReduceP : InstrParams {
   k::ReduceParams p;
@@ -149,7 +149,7 @@ void run_conv(const InstrParams& p, const KernelCall& c) {
 void run_conv_onednn(const InstrParams& p, const KernelCall& c) {
   const ConvP& cp = as<ConvP>(p);
   if (!k::onednn_conv(cp.p, c.input(0), c.input(1), c.optional_input(2), c.output(0), cp.weights_are_constant))
-    k::conv(as<ConvP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0));
+    k::conv(cp.p, c.input(0), c.input(1), c.optional_input(2), c.output(0));
 }
 
 void run_reduce(const InstrParams& p, const KernelCall& c) {

@@ -31,12 +31,9 @@ struct TierTimers {
   };
   // [tier][op kind]; tiers without an op kind use slot 0.
   std::array<std::array<Bucket, graph::kOpKindCount>, kTimedTierCount> buckets{};
+  Bucket calls;  // whole Session::run calls
 
-  void add(TimedTier tier, std::size_t op, std::uint64_t ns) {
-    Bucket& b = buckets[static_cast<std::size_t>(tier)][op];
-    b.ns += ns;
-    ++b.count;
-  }
+  Bucket& bucket(TimedTier tier, std::size_t op = 0) { return buckets[static_cast<std::size_t>(tier)][op]; }
 };
 
 // The op-kind slot of a kernel instruction (Identity when it has no node).
@@ -46,24 +43,24 @@ inline std::size_t timed_op_of(const Program& program, const Instruction& in) {
 }
 
 // Adds the lifetime of the scope to a bucket; does nothing (not even read the
-// clock) when `timers` is null.
+// clock) when `bucket` is null, which is how callers keep timing off the hot
+// path: they pass null unless timers are on.
 class ScopedTierTimer {
  public:
-  ScopedTierTimer(TierTimers* timers, TimedTier tier, std::size_t op = 0) : timers_(timers), tier_(tier), op_(op) {
-    if (timers_) start_ = std::chrono::steady_clock::now();
+  explicit ScopedTierTimer(TierTimers::Bucket* bucket) : bucket_(bucket) {
+    if (bucket_) start_ = std::chrono::steady_clock::now();
   }
   ~ScopedTierTimer() {
-    if (!timers_) return;
+    if (!bucket_) return;
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_);
-    timers_->add(tier_, op_, static_cast<std::uint64_t>(ns.count()));
+    bucket_->ns += static_cast<std::uint64_t>(ns.count());
+    ++bucket_->count;
   }
   ScopedTierTimer(const ScopedTierTimer&) = delete;
   ScopedTierTimer& operator=(const ScopedTierTimer&) = delete;
 
  private:
-  TierTimers* timers_;
-  TimedTier tier_;
-  std::size_t op_;
+  TierTimers::Bucket* bucket_;
   std::chrono::steady_clock::time_point start_{};
 };
 

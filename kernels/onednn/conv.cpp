@@ -190,7 +190,6 @@ onednn::TiledConvShape tiled_shape(const ConvPlan& g) {
   s.kernel = a.kernel;
   s.dilation = a.dilation;
   s.pad_begin = a.pad_begin;
-  s.pad_end = a.pad_end;
   s.out = a.out;
   s.has_bias = g.has_bias;
   return s;

@@ -149,10 +149,10 @@ void scatter_tiles(const TiledConvShape& s, const float* dst, std::int64_t tiles
   }
 }
 
-// Runs `count` tiles (the primitive's tile count) from `first` through it.
+// Runs the primitive's tile count of tiles from `first` through it.
 void run_tiles(TiledConv& t, TilePrimitive& p, const TiledConvShape& s, const float* x, const Tensor* b,
-               std::int64_t tiles_per_seq, std::int64_t first, std::int64_t count, float* y) {
-  gather_tiles(s, x, tiles_per_seq, first, count, t.tile_in, static_cast<float*>(p.src.get_data_handle()));
+               std::int64_t tiles_per_seq, std::int64_t first, float* y) {
+  gather_tiles(s, x, tiles_per_seq, first, p.tiles, t.tile_in, static_cast<float*>(p.src.get_data_handle()));
   // The C API takes the arguments as an array: no map is built per execution.
   dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, p.src.get()}, {DNNL_ARG_WEIGHTS, t.weights.get()},
                              {DNNL_ARG_DST, p.dst.get()}, {DNNL_ARG_BIAS, nullptr}};
@@ -164,7 +164,7 @@ void run_tiles(TiledConv& t, TilePrimitive& p, const TiledConvShape& s, const fl
   dnnl::error::wrap_c_api(dnnl_primitive_execute(p.conv.get(), thread_stream().get(), num_args, args),
                           "tiled convolution");
   thread_stream().wait();
-  scatter_tiles(s, static_cast<const float*>(p.dst.get_data_handle()), tiles_per_seq, first, count, y);
+  scatter_tiles(s, static_cast<const float*>(p.dst.get_data_handle()), tiles_per_seq, first, p.tiles, y);
 }
 
 }  // namespace
@@ -183,7 +183,7 @@ bool tiled_conv1d(const TiledConvShape& s, const Tensor& x, const Tensor& w, con
   float* yp = y.data<float>();
   for (std::int64_t first = 0; first < total;) {
     TilePrimitive& p = total - first >= kGroupTiles ? t.group : t.single;
-    run_tiles(t, p, s, xp, b, tiles_per_seq, first, p.tiles, yp);
+    run_tiles(t, p, s, xp, b, tiles_per_seq, first, yp);
     first += p.tiles;
   }
   return true;

@@ -26,15 +26,16 @@ inline constexpr std::int64_t kGroupTiles = 8;
 // A resolved 1-D convolution with stride 1 and one group.
 struct TiledConvShape {
   std::int64_t batch = 0, channels = 0, out_channels = 0;
-  std::int64_t width = 0, kernel = 0, dilation = 1, pad_begin = 0, pad_end = 0, out = 0;
+  // The end padding is implied by `out`: tiles read zeros past the width.
+  std::int64_t width = 0, kernel = 0, dilation = 1, pad_begin = 0, out = 0;
   bool has_bias = false;
 };
 
 // Runs x [N, C, W] * w [M, C, k] (+ b [M]) into y [N, M, out]. False when
 // oneDNN offers no channels-last kernel better than the plain path here (the
 // caller then runs that); y is untouched in that case. weights_are_constant:
-// w and b are never written while a tensor shares their buffers, so their
-// blocked copy is kept between calls (see onednn_lstm).
+// w is never written while a tensor shares its buffer, so its blocked copy is
+// kept between calls (see onednn_lstm); b is read in place on every call.
 bool tiled_conv1d(const TiledConvShape& s, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
                   bool weights_are_constant);
 

@@ -1,11 +1,10 @@
 // The per-thread LRU cache of oneDNN primitives and the per-call argument binding.
 #include "kernels/onednn/primitive_cache.h"
 
-#include "kernels/onednn/conv_tiled.h"
-
 #include <algorithm>
 #include <bit>
 
+#include "kernels/onednn/conv_tiled.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/threading.h"
 
