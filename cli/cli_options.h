@@ -23,6 +23,8 @@ struct CliOptions {
   std::uint64_t seed = 0;                      // --seed: random inputs
   std::string output_dir;                      // --output-dir (run)
   std::string profile = "balanced";            // --profile speed|balanced|robust
+  bool cost = false;                           // --cost: the robustness-weighted cost model chooses variants
+  std::vector<std::string> decisions;          // --decision OUTPUT=threshold:T[:MARGIN] | OUTPUT=argmax[:MARGIN]
   bool no_jit = false;                         // --no-jit
   bool sync_compile = false;                   // --sync-compile: compile on the calling thread
   int threads = 1;                             // --threads: intra-op threads

@@ -46,6 +46,7 @@ std::string describe_event(const Event& e) {
     case EventKind::Evicted:
     case EventKind::Penalty:
     case EventKind::Profile:
+    case EventKind::Decision:
       break;
   }
   return e.message;

@@ -10,9 +10,9 @@
 
 namespace canary::cli {
 
-const char* const kCostModelNote =
-    "variants follow the JIT's ladder (exact fused -> symbolic fused -> unfused); tables of candidates "
-    "with their cost terms and weights come with the cost model";
+const char* const kCostModelOffNote =
+    "the cost model was off: variants follow the JIT's ladder (exact fused -> symbolic fused -> unfused); "
+    "--cost trials candidates against the fp64 reference and logs a table per choice";
 
 namespace {
 
@@ -27,7 +27,7 @@ std::string kind_counts(const std::vector<Event>& events) {
 
 }  // namespace
 
-void print_explain(std::ostream& os, const std::vector<Event>& events, const RunResult& run) {
+void print_explain(std::ostream& os, const std::vector<Event>& events, const RunResult& run, bool cost_model_on) {
   const TierTimes t = tier_times(run.calls);
   fmt::print(os, "{} calls: {} interpreted only, {} ran compiled code; {} events\n", run.calls.size(),
              t.interpreter.calls, t.compiled.calls, events.size());
@@ -37,7 +37,15 @@ void print_explain(std::ostream& os, const std::vector<Event>& events, const Run
   fmt::print(os, "why it recompiled:{}\n", recompiles.empty() ? " it did not (no retrace was queued)" : "");
   for (const Recompile& r : recompiles) fmt::print(os, "  {}\n", r.text());
   if (!events.empty()) fmt::print(os, "event counts: {}\n", kind_counts(events));
-  fmt::print(os, "note: {}\n", kCostModelNote);
+  bool any_decision = false;
+  for (const Event& e : events) {
+    if (e.kind != EventKind::Decision || !e.cost) continue;
+    if (!any_decision) fmt::print(os, "cost model decisions:\n");
+    any_decision = true;
+    fmt::print(os, "{}\n", e.cost->to_table());
+  }
+  if (!any_decision && !cost_model_on) fmt::print(os, "note: {}\n", kCostModelOffNote);
+  if (!any_decision && cost_model_on) fmt::print(os, "note: the cost model made no decision during these calls\n");
 }
 
 }  // namespace canary::cli

@@ -9,9 +9,10 @@
 
 namespace canary::cli {
 
-// The note explain prints about variant choices until the cost model exists.
-extern const char* const kCostModelNote;
+// The note explain prints when the cost model was off.
+extern const char* const kCostModelOffNote;
 
-void print_explain(std::ostream& os, const std::vector<Event>& events, const RunResult& run);
+// The timeline, the recompile chains, the counts and every cost-model decision table.
+void print_explain(std::ostream& os, const std::vector<Event>& events, const RunResult& run, bool cost_model_on);
 
 }  // namespace canary::cli

@@ -36,6 +36,29 @@ json jit_json(const JitReport& r) {
   return {{"enabled", r.enabled}, {"isa", r.isa}, {"anchors", anchors}};
 }
 
+// One cost-model decision: weights, limits and every candidate's terms and gates.
+json decision_json(const CostDecision& d) {
+  json candidates = json::array();
+  for (const CostCandidate& c : d.candidates) {
+    json terms = json::array(), gates = json::array();
+    for (const CostTerm& t : c.terms)
+      terms.push_back({{"name", t.name}, {"value", t.value}, {"unit", t.unit}, {"normalised", t.normalised},
+                       {"weight", t.weight}, {"source", t.source}});
+    for (const CostGate& g : c.gates) gates.push_back({{"name", g.name}, {"passed", g.passed}, {"detail", g.detail}});
+    candidates.push_back({{"name", c.name}, {"passed", c.passed}, {"cost", c.cost}, {"calls", c.calls},
+                          {"shadow_calls", c.shadow_calls}, {"terms", terms}, {"gates", gates}});
+  }
+  const CostWeights& w = d.weights;
+  const CostLimits& l = d.limits;
+  return {{"anchor", d.anchor}, {"trace", d.trace}, {"call", d.call}, {"profile", d.profile},
+          {"chosen", d.candidates.empty() ? "" : d.candidates[d.chosen].name}, {"reason", d.reason},
+          {"weights", {{"latency", w.latency}, {"tail", w.tail}, {"error", w.error}, {"flips", w.flips},
+                       {"variance", w.variance}, {"deopt", w.deopt}, {"energy", w.energy}, {"memory", w.memory}}},
+          {"limits", {{"max_relative_error", l.max_relative_error}, {"relative_floor", l.relative_floor},
+                      {"reject_far_flips", l.reject_far_flips}, {"max_variance_ratio", l.max_variance_ratio}}},
+          {"candidates", candidates}, {"table", d.to_table()}};
+}
+
 // Calls and time of one tier.
 json tier_json(const TierTime& t) {
   return {{"calls", t.calls}, {"total_us", t.total_us}, {"mean_us", t.mean_us()}};
@@ -100,10 +123,12 @@ std::string inspect_json(const std::string& model_path, const JitReport& report,
   return doc.dump(2) + "\n";
 }
 
-std::string explain_json(const std::string& model_path, const std::vector<Event>& events, const RunResult& run) {
-  json list = json::array(), recompiles = json::array(), counts = json::object();
+std::string explain_json(const std::string& model_path, const std::vector<Event>& events, const RunResult& run,
+                         bool cost_model_on) {
+  json list = json::array(), recompiles = json::array(), counts = json::object(), decisions = json::array();
   for (const Event& e : events) {
     list.push_back(event_json(e));
+    if (e.kind == EventKind::Decision && e.cost) decisions.push_back(decision_json(*e.cost));
     const std::string kind(event_kind_name(e.kind));
     counts[kind] = counts.value(kind, 0) + 1;
   }
@@ -117,7 +142,7 @@ std::string explain_json(const std::string& model_path, const std::vector<Event>
                     {"events", list},
                     {"recompiles", recompiles},
                     {"counts", counts},
-                    {"cost_model", {{"available", false}, {"note", kCostModelNote}}},
+                    {"cost_model", {{"enabled", cost_model_on}, {"decisions", decisions}}},
                     {"tiers", tiers_json(run.calls)},
                     {"calls", calls_json(run.calls)}};
   return doc.dump(2) + "\n";

@@ -14,6 +14,7 @@ namespace canary::cli {
 std::string inspect_json(const std::string& model_path, const JitReport& report, const RunResult& run);
 
 // {"format": "canary-explain", "version": 1, "model", "events", "recompiles", "counts", "cost_model", "tiers", "calls"}.
-std::string explain_json(const std::string& model_path, const std::vector<Event>& events, const RunResult& run);
+std::string explain_json(const std::string& model_path, const std::vector<Event>& events, const RunResult& run,
+                         bool cost_model_on);
 
 }  // namespace canary::cli

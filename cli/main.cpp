@@ -6,8 +6,8 @@
 //   canary dot     MODEL [inputs]
 //
 // inputs: --input NAME=FILE.npy | NAME=random[:DIMS] (repeatable), --inputs DIR,
-// --stream FILE, --repeat N, --seed S; runtime: --profile, --no-jit, --threads,
-// --sync-compile, --hot N. Any error exits non-zero with one line on stderr.
+// --stream FILE, --repeat N, --seed S; runtime: --profile, --cost, --decision,
+// --no-jit, --threads, --sync-compile, --hot N. Any error exits non-zero with one line on stderr.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -31,6 +31,12 @@ void add_common_options(CLI::App* verb, CliOptions& cli, std::uint64_t& hot) {
   verb->add_option("--seed", cli.seed, "Seed of random inputs");
   verb->add_option("--profile", cli.profile, "speed | balanced | robust")
       ->check(CLI::IsMember({"speed", "balanced", "robust"}));
+  verb->add_flag("--cost", cli.cost,
+                 "Choose variants with the robustness-weighted cost model (trials with shadow runs against the fp64 "
+                 "reference; --profile sets its weights and limits)");
+  verb->add_option("--decision", cli.decisions,
+                   "An output whose values are decisions: OUTPUT=threshold:T[:MARGIN] or OUTPUT=argmax[:MARGIN]; "
+                   "repeatable (with --cost)");
   verb->add_flag("--no-jit", cli.no_jit, "Interpreter only");
   verb->add_flag("--sync-compile", cli.sync_compile, "Compile on the calling thread (deterministic)");
   verb->add_option("--threads", cli.threads, "Intra-op threads of the oneDNN kernels (0: library default)")

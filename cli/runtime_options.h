@@ -16,7 +16,12 @@ namespace canary::cli {
 // Error(Input) for any other name.
 Options profile_options(std::string_view profile);
 
-// The profile's options with the other command-line settings applied.
+// "score=threshold:0.5:0.01" or "label=argmax" as a DecisionOutput;
+// Error(Input) naming the flag's value when it is malformed.
+DecisionOutput parse_decision(std::string_view spec);
+
+// The profile's options with the other command-line settings applied. With
+// --cost the profile is the cost model's (it decides fast math itself).
 Options runtime_options(const CliOptions& cli);
 
 // "profile balanced; jit on (hot after 8 visits, background compiles, exact math); 1 intra-op thread".

@@ -11,8 +11,8 @@ int explain_command(const CliOptions& cli) {
   const LoadedModel loaded = load_model(cli);
   const RunResult run = replay_for_command(cli, loaded, false);
   const std::vector<Event> events = loaded.model.events();
-  if (cli.json) std::cout << explain_json(cli.model, events, run);
-  else print_explain(std::cout, events, run);
+  if (cli.json) std::cout << explain_json(cli.model, events, run, cli.cost);
+  else print_explain(std::cout, events, run, cli.cost);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include "canary/error.h"
 #include "jit/plan_fusion.h"
+#include "kernels/onednn/precision.h"
 
 namespace canary::jit {
 
@@ -74,6 +75,10 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
     if (!check_guards(frame, run)) return run;
   }
   entries_.fetch_add(1, std::memory_order_relaxed);
+  // A bf16 candidate's kernel steps round MatMul/Gemm/Conv operands; the
+  // interpreter, after any exit, runs in the model's precision again.
+  const kernels::ScopedMatmulPrecision precision(plan_.bf16_matmul ? kernels::MatmulPrecision::BF16
+                                                                    : kernels::current_matmul_precision());
   if (scratch.alias_outputs.size() != plan_.fused.size()) scratch.alias_outputs.assign(plan_.fused.size(), {});
   if (scratch.row_outputs.size() != plan_.rows.size()) scratch.row_outputs.assign(plan_.rows.size(), {});
   for (;;) {

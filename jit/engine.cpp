@@ -82,8 +82,12 @@ bool work_before(const Plan& plan, vm::Pc pc) {
 
 }  // namespace
 
-Engine::Engine(std::shared_ptr<const vm::Program> program, const JitOptions& options)
-    : program_(std::move(program)), options_(options), isa_(choose_isa(options)),
+Engine::Engine(std::shared_ptr<const vm::Program> program, const JitOptions& options,
+               const CostModelOptions& cost_options)
+    : program_(std::move(program)), options_(options), cost_options_(cost_options),
+      cost_weights_(cost_options.weights.value_or(cost::profile_weights(cost_options.profile))),
+      cost_limits_(cost_options.limits.value_or(cost::profile_limits(cost_options.profile))),
+      rapl_(cost_options.enabled ? cost_options.powercap_root : std::string()), isa_(choose_isa(options)),
       cache_(options.code_cache_bytes), injected_faults_left_(parse_fault(options.fault_injection)) {
   for (const vm::Anchor& a : program_->anchors()) {
     anchors_.push_back(std::make_unique<Anchor>());
@@ -194,6 +198,7 @@ void Engine::on_hot(vm::AnchorId anchor, std::uint64_t call) {
   // Every session's interpreter finds the anchor hot once; only the first
   // report (nothing installed or under way) starts a recording.
   if (!a.list->empty() || a.recording || a.compiling || a.wants_recording) return;
+  if (a.trial && a.trial->decided) return;  // the cost model chose the interpreter here
   a.wants_recording = true;
   Event e = event(EventKind::Hot, anchor, call);
   e.message = "anchor '" + a.name + "' is hot (" + std::to_string(options_.hot_threshold) + " visits): recording a trace";
@@ -317,8 +322,10 @@ void Engine::compile(const Task& task) {
   std::string error;
   Tier tier = Tier::ExactFused;
   std::shared_ptr<const CompiledTrace> compiled;
+  std::shared_ptr<cost::Trial> trial;
   try {
     compiled = build_variant(task, tier, error);
+    if (compiled && cost_enabled()) trial = build_trial(task, compiled);
   } catch (const std::exception& ex) {
     error = ex.what();
   } catch (...) {
@@ -330,6 +337,7 @@ void Engine::compile(const Task& task) {
   try {
     if (compiled) {
       install(a, std::move(compiled), task.call);
+      if (trial) start_trial(a, task.anchor, std::move(trial), task.call);
     } else {
       ++totals_.compile_failures;
       Event e = event(EventKind::CompileFailed, task.anchor, task.call);
@@ -440,6 +448,7 @@ void Engine::on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, 
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
   if (e) events_.add(std::move(*e));
+  if (a.trial) note_shapes_locked(a, headers);
   ++a.failures_since_install;
   if (a.recording || a.compiling || a.wants_recording || a.failures_since_install < kRetraceAfterFailures) return;
 

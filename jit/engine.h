@@ -18,6 +18,7 @@
 #include "canary/options.h"
 #include "canary/stats.h"
 #include "jit/compiled_trace.h"
+#include "jit/cost/trial.h"
 #include "jit/event_log.h"
 #include "jit/trace.h"
 #include "jit/x86/code_cache.h"
@@ -42,7 +43,8 @@ struct RecordingTicket {
 
 class Engine {
  public:
-  Engine(std::shared_ptr<const vm::Program> program, const JitOptions& options);
+  Engine(std::shared_ptr<const vm::Program> program, const JitOptions& options,
+         const CostModelOptions& cost_options = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -75,6 +77,23 @@ class Engine {
                std::uint64_t call);
   void on_value_canary(vm::AnchorId anchor, const CompiledTrace& trace, std::uint64_t call);
 
+  // Cost model (engine_trial.cpp). A session asks at the start of each call
+  // whether the call should run a candidate under trial (or be a monitoring
+  // sample of a decided one); may_shadow says whether its shadow budget
+  // allows a reference run, new_shape whether an input shape is new.
+  bool cost_enabled() const { return cost_options_.enabled && active(); }
+  const CostModelOptions& cost_options() const { return cost_options_; }
+  const cost::RaplReader& rapl() const { return rapl_; }
+  std::optional<cost::Ticket> ticket(bool may_shadow, bool new_shape);
+  // The candidate a ticket names; null for the interpreter (or a trial that ended).
+  std::shared_ptr<const CompiledTrace> ticket_trace(const cost::Ticket& ticket) const;
+  // The other candidates of the ticket's trial that still need a shadowed call.
+  std::vector<std::uint32_t> shadow_candidates(const cost::Ticket& ticket) const;
+  // The entry shapes a ticketed call brought (for the expected-deopt term).
+  void note_entry_shapes(vm::AnchorId anchor, const vm::FrameView& frame);
+  // What the ticketed call measured; completes the trial when it has enough.
+  void report_trial(const cost::Ticket& ticket, const cost::TrialSample& sample, std::uint64_t call);
+
   // Blocks until nothing is queued or compiling.
   void wait_idle();
   // A snapshot of anchors, variants, groups and guards (engine_report.cpp).
@@ -104,10 +123,20 @@ class Engine {
   void note_compile_failure(Anchor& a, vm::AnchorId anchor, std::uint64_t call);
   void request_retrace(Anchor& a, vm::AnchorId anchor, std::string decision, std::uint64_t call);
   bool injected_fault();
+  std::shared_ptr<cost::Trial> build_trial(const Task& task, std::shared_ptr<const CompiledTrace> primary);
+  void start_trial(Anchor& a, vm::AnchorId anchor, std::shared_ptr<cost::Trial> trial, std::uint64_t call);
+  void finish_trial(Anchor& a, vm::AnchorId anchor, std::uint64_t call, const std::string& why);
+  void apply_choice(Anchor& a, const cost::Trial& trial);
+  void note_shapes_locked(Anchor& a, const std::vector<TensorHeader>& headers);
   Event event(EventKind kind, vm::AnchorId anchor, std::uint64_t call) const;
 
   std::shared_ptr<const vm::Program> program_;
   JitOptions options_;
+  CostModelOptions cost_options_;
+  CostWeights cost_weights_;
+  CostLimits cost_limits_;
+  cost::RaplReader rapl_;
+  std::uint64_t next_trial_epoch_ = 1;
   std::optional<x86::Isa> isa_;
   x86::CodeCache cache_;
   EventLog events_;

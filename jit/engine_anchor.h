@@ -33,6 +33,9 @@ struct Engine::Anchor {
   std::chrono::steady_clock::time_point last_refill{};
   bool demoted = false;  // tier lowered to Unfused by a failure, not by learning
   std::uint64_t failures_since_install = 0;
+  // The cost model's trial of the latest trace (null: none; decided: its
+  // choice is installed and monitored).
+  std::shared_ptr<cost::Trial> trial;
 
   // The tier shape learning alone reached (what a profile keeps).
   Tier learned_tier() const { return knowledge.symbolic.empty() ? Tier::ExactFused : Tier::SymbolicFused; }

@@ -20,6 +20,7 @@ std::string_view event_kind_name(EventKind kind) {
     case EventKind::Evicted: return "evicted";
     case EventKind::Penalty: return "penalty";
     case EventKind::Profile: return "profile";
+    case EventKind::Decision: return "decision";
   }
   return "?";
 }
@@ -41,7 +42,7 @@ unsigned mask_of_word(std::string_view w) {
   if (w == "compile")
     return bit(EventKind::Hot) | bit(EventKind::TraceRecorded) | bit(EventKind::Compiled) |
            bit(EventKind::CompileFailed);
-  if (w == "cost") return bit(EventKind::Compiled);
+  if (w == "cost") return bit(EventKind::Compiled) | bit(EventKind::Decision);
   if (w == "profile") return bit(EventKind::Profile);
   return 0;
 }

@@ -160,6 +160,7 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
   Plan plan;
   plan.tier = options.tier;
   plan.math = options.math;
+  plan.bf16_matmul = options.bf16_matmul;
   plan.loops = trace.loops();
   plan.anchor_pc = trace.anchor_pc;
   plan.start_pc = trace.start_pc;

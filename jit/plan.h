@@ -109,6 +109,7 @@ struct ExitRecord {
 struct Plan {
   Tier tier = Tier::ExactFused;
   MathMode math = MathMode::Exact;
+  bool bf16_matmul = false;             // MatMul/Gemm/Conv kernel steps round operands to bf16
   GuardSet guards;                      // on Trace::entry, in order
   std::vector<TraceValue> entry;        // the entry values as recorded
   std::vector<vm::RegId> entry_regs;    // header i is read from this register
@@ -134,6 +135,8 @@ struct PlanOptions {
   Tier tier = Tier::ExactFused;
   MathMode math = MathMode::Exact;
   bool value_canaries = false;
+  // Kernel steps run MatMul/Gemm/Conv with bf16 operands (a cost-model candidate).
+  bool bf16_matmul = false;
 };
 
 // Plans a trace. Never fails: ops it cannot fuse become kernel steps.

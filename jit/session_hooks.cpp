@@ -40,8 +40,53 @@ vm::EntryResult SessionHooks::start_recording(const vm::Program& program, vm::An
   return r;
 }
 
+// Counts a compiled entry and tells the interpreter where to resume.
+vm::EntryResult SessionHooks::entered(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run) {
+  ++counters_.compiled_entries;
+  if (run.value_canary) {
+    ++counters_.value_canaries;
+    engine_->on_value_canary(anchor, trace, call_);
+  }
+  vm::EntryResult r;
+  r.action = vm::EntryAction::Resumed;
+  r.resume_pc = run.resume_pc;
+  if (run.outcome == TraceOutcome::Exited) {
+    r.exit = vm::ExitId{run.exit};
+    exited_ = &trace;
+  }
+  return r;
+}
+
+void SessionHooks::set_ticket(std::optional<cost::Ticket> ticket) {
+  ticket_ = ticket;
+  ticket_ran_ = ticket_noted_ = false;
+  std::shared_ptr<const CompiledTrace> trace = ticket ? engine_->ticket_trace(*ticket) : nullptr;
+  if (trace != ticket_trace_) ticket_scratch_ = TraceScratch{};
+  ticket_trace_ = std::move(trace);
+}
+
+// At the ticket's anchor: the candidate under trial runs (nullopt: its guards
+// refused the call, so the installed variants get their usual chance); the
+// interpreter candidate leaves the region to the interpreter.
+std::optional<vm::EntryResult> SessionHooks::enter_ticket(vm::AnchorId anchor, const vm::FrameView& frame) {
+  if (!ticket_noted_) {
+    ticket_noted_ = true;
+    engine_->note_entry_shapes(anchor, frame);
+  }
+  if (!ticket_trace_) {
+    ticket_ran_ = true;
+    return vm::EntryResult{};
+  }
+  const TraceRun run = ticket_trace_->run(frame, ctx_, ticket_scratch_);
+  if (run.outcome == TraceOutcome::GuardFailed) return std::nullopt;
+  ticket_ran_ = true;
+  return entered(anchor, *ticket_trace_, run);
+}
+
 vm::EntryResult SessionHooks::enter(const vm::Program& program, vm::AnchorId anchor, const vm::FrameView& frame) {
   if (!engine_->active()) return {};
+  if (ticket_ && ticket_->anchor == anchor.index)
+    if (std::optional<vm::EntryResult> r = enter_ticket(anchor, frame)) return *r;
   const bool recording = recorder_ && !recorder_->finished();
   if (!recording && engine_->recording_wanted(anchor)) {
     // A retrace is wanted (e.g. a branch that keeps deoptimising): record this
@@ -60,19 +105,7 @@ vm::EntryResult SessionHooks::enter(const vm::Program& program, vm::AnchorId anc
       refused_guard = run.exit;
       continue;
     }
-    ++counters_.compiled_entries;
-    if (run.value_canary) {
-      ++counters_.value_canaries;
-      engine_->on_value_canary(anchor, trace, call_);
-    }
-    vm::EntryResult r;
-    r.action = vm::EntryAction::Resumed;
-    r.resume_pc = run.resume_pc;
-    if (run.outcome == TraceOutcome::Exited) {
-      r.exit = vm::ExitId{run.exit};
-      exited_ = &trace;
-    }
-    return r;
+    return entered(anchor, trace, run);
   }
   if (refused) {
     ++counters_.guard_failures;

@@ -21,6 +21,11 @@ class SessionHooks final : public vm::JitHooks {
   // The session's call number (1-based), stamped on events.
   void begin_call(std::uint64_t call) { call_ = call; }
   const JitStats& counters() const { return counters_; }
+  // The cost model's ticket for this call (nullopt: none): at its anchor the
+  // named candidate runs instead of the installed variants.
+  void set_ticket(std::optional<cost::Ticket> ticket);
+  // Whether the ticket's candidate ran (its guards admitted the call).
+  bool ticket_ran() const { return ticket_ran_; }
   // Compiled code adds its step times here (nullptr: no timing).
   void set_timers(vm::TierTimers* timers) { ctx_.timers = timers; }
 
@@ -39,6 +44,8 @@ class SessionHooks final : public vm::JitHooks {
   };
 
   AnchorView& view(vm::AnchorId anchor);
+  vm::EntryResult entered(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run);
+  std::optional<vm::EntryResult> enter_ticket(vm::AnchorId anchor, const vm::FrameView& frame);
   vm::EntryResult start_recording(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at);
 
   std::shared_ptr<Engine> engine_;
@@ -49,6 +56,10 @@ class SessionHooks final : public vm::JitHooks {
   JitStats counters_;
   // The variant that just ran and left through an exit (for on_side_exit).
   const CompiledTrace* exited_ = nullptr;
+  std::optional<cost::Ticket> ticket_;
+  std::shared_ptr<const CompiledTrace> ticket_trace_;
+  TraceScratch ticket_scratch_;
+  bool ticket_ran_ = false, ticket_noted_ = false;
 };
 
 }  // namespace canary::jit

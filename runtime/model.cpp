@@ -31,7 +31,7 @@ Model make_model(std::shared_ptr<graph::Graph> graph, const Options& options) {
   for (graph::ValueId v : graph->inputs()) impl->inputs.push_back(spec_of(*graph, v));
   for (graph::ValueId v : graph->outputs()) impl->outputs.push_back(spec_of(*graph, v));
   impl->graph = std::move(graph);
-  if (options.jit.enabled) impl->engine = std::make_shared<jit::Engine>(impl->program, options.jit);
+  if (options.jit.enabled) impl->engine = std::make_shared<jit::Engine>(impl->program, options.jit, options.cost);
   return Model(std::move(impl));
 }
 

@@ -8,6 +8,7 @@
 #include "graph/graph.h"
 #include "jit/engine.h"
 #include "jit/session_hooks.h"
+#include "runtime/shadow_runner.h"
 #include "vm/interpreter.h"
 #include "vm/program.h"
 
@@ -30,7 +31,19 @@ struct Session::Impl {
   vm::Interpreter interpreter;
   std::unique_ptr<jit::SessionHooks> hooks;  // null: interpreter only
   std::unique_ptr<vm::TierTimers> timers;    // null unless Options::collect_timings
+  std::unique_ptr<ShadowRunner> shadow;      // null unless the cost model is on
+  double last_shadow_us = 0.0;               // the budget's estimate of the next shadow run
+  double last_call_us = 0.0;
   Stats stats;
+
+  // Runs the interpreter; with the cost model on, under the engine's ticket,
+  // timing the call and shadowing it when asked and within budget (session_cost.cpp).
+  std::vector<Tensor> run_call(const std::vector<Tensor>& inputs, bool new_shape, std::uint64_t call);
+  bool shadow_fits(double call_us) const;
+  std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> shadow_call(const jit::cost::Ticket& ticket,
+                                                                                const std::vector<Tensor>& inputs,
+                                                                                const std::vector<Tensor>& outputs,
+                                                                                jit::cost::TrialSample& sample);
 
   // use_jit: attach the model's engine (never for the fp64 reference session).
   Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program, bool use_jit);

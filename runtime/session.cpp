@@ -35,6 +35,11 @@ void reject_non_finite(const std::string& name, const Tensor& t) {
                                         std::to_string(p[i]) + ") at flat index " + std::to_string(i));
 }
 
+// True when no earlier call brought this input with this shape.
+bool is_new_shape(const InputShapes& entry, const Shape& shape) {
+  return std::none_of(entry.shapes.begin(), entry.shapes.end(), [&](const ShapeCount& sc) { return sc.shape == shape; });
+}
+
 // Remembers the shape an input arrived with.
 void record_input_shape(InputShapes& entry, const Shape& shape) {
   constexpr std::size_t kTracked = 64;
@@ -89,6 +94,12 @@ Session::Impl::Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const 
     if (hooks) hooks->set_timers(timers.get());
   }
   for (const TensorSpec& spec : model->inputs) stats.input_shapes.push_back({spec.name, {}, 0});
+  if (hooks && model->engine->cost_enabled()) {
+    std::vector<std::string> in, out;
+    for (const TensorSpec& spec : model->inputs) in.push_back(spec.name);
+    for (const TensorSpec& spec : model->outputs) out.push_back(spec.name);
+    shadow = std::make_unique<ShadowRunner>(model->reference_program, model->options, std::move(in), std::move(out));
+  }
 }
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -113,8 +124,12 @@ NamedTensors Session::run(const NamedTensors& inputs) {
       }
       ordered.push_back(it->second);
     }
-    if (impl_->hooks) impl_->hooks->begin_call(impl_->stats.calls + impl_->stats.failed_calls + 1);
-    std::vector<Tensor> results = impl_->interpreter.run(ordered);
+    const std::uint64_t call = impl_->stats.calls + impl_->stats.failed_calls + 1;
+    if (impl_->hooks) impl_->hooks->begin_call(call);
+    bool new_shape = false;
+    for (std::size_t i = 0; i < specs.size() && !new_shape; ++i)
+      new_shape = impl_->stats.calls > 0 && is_new_shape(impl_->stats.input_shapes[i], ordered[i].shape());
+    std::vector<Tensor> results = impl_->run_call(ordered, new_shape, call);
     NamedTensors out;
     const auto& out_specs = impl_->model->outputs;
     for (std::size_t i = 0; i < out_specs.size(); ++i) out.emplace(out_specs[i].name, std::move(results[i]));

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "canary/cost.h"
 
 namespace canary {
 
@@ -23,6 +26,7 @@ enum class EventKind : std::uint8_t {
   Evicted,        // a variant was removed (limit reached or demoted)
   Penalty,        // an anchor waits before its next compile
   Profile,        // the learned shape profile was loaded, saved or rejected (JitOptions::profile_path)
+  Decision,       // the cost model started a trial of candidates, or chose one (with its table)
 };
 
 std::string_view event_kind_name(EventKind kind);
@@ -42,6 +46,8 @@ struct Event {
   std::string message;            // everything above in one readable sentence
   double duration_ms = 0.0;       // Compiled / CompileFailed: compile time
   std::uint64_t code_bytes = 0;   // Compiled: machine code size
+  // Decision: the full candidate table (null for "trial started" events).
+  std::shared_ptr<const CostDecision> cost;
 };
 
 }  // namespace canary

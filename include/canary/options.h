@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "canary/cost.h"
+
 namespace canary {
 
 // How hot code is compiled. Every JIT failure (unsupported op, code
@@ -64,6 +66,9 @@ struct Options {
   // Costs two clock reads (~40 ns) per timed step, so it is off by default.
   bool collect_timings = false;
   JitOptions jit;
+  // How the JIT chooses among candidate variants: profile, weights, hard
+  // limits, decision outputs and the shadow-run budget (docs/COST_MODEL.md).
+  CostModelOptions cost;
 };
 
 }  // namespace canary

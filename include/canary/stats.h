@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "canary/cost.h"
 #include "canary/tensor.h"
 
 namespace canary {
@@ -62,6 +63,7 @@ struct Stats {
   std::vector<InputShapes> input_shapes;     // per model input
   JitStats jit;
   TimeStats time;
+  CostStats cost;                            // shadow runs of the cost model (Options::cost)
 };
 
 }  // namespace canary

@@ -5,7 +5,8 @@
 // mapped to oneDNN: dilation - 1, begin/end pads as padding_l/padding_r and
 // groups as goiw/goihw weights (the ONNX [M, C/group, k...] buffer read as
 // [group, M/group, C/group, k...]). Invalid shapes or attributes return false
-// so the reference kernel throws its own error.
+// so the reference kernel throws its own error. Under BF16 precision
+// (kernels/onednn/precision.h) x and w are read rounded; the bias stays f32.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/onednn.h"
+#include "kernels/onednn/bf16_operands.h"
 #include "kernels/onednn/conv_tiled.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/plain_layout.h"
@@ -24,6 +26,8 @@ namespace canary::kernels {
 namespace {
 
 using onednn::CachedPrimitive;
+using onednn::OperandEncoding;
+using onednn::OperandSlot;
 using onednn::PrimitiveKey;
 using onednn::PrimitiveKind;
 
@@ -129,9 +133,9 @@ bool plan_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tens
   return true;
 }
 
-// The cache key: input and weight dims, group, bias and each resolved axis.
-PrimitiveKey conv_key(const ConvPlan& g, const Tensor& x, const Tensor& w) {
-  PrimitiveKey key(PrimitiveKind::Conv);
+// The cache key: operand encoding, input and weight dims, group, bias and each resolved axis.
+PrimitiveKey conv_key(const ConvPlan& g, const Tensor& x, const Tensor& w, OperandEncoding e) {
+  PrimitiveKey key(PrimitiveKind::Conv, e);
   key.push_list(x.shape());
   key.push_list(w.shape());
   key.push(g.group);
@@ -152,8 +156,8 @@ dnnl::memory::dims weight_dims(const ConvPlan& g, const Tensor& w) {
   return dims;
 }
 
-// Creates the convolution primitive for a plan on plain layouts.
-CachedPrimitive make_conv(const ConvPlan& g, const Tensor& x, const Tensor& w) {
+// Creates the convolution primitive for a plan on plain layouts, x and w of encoding e.
+CachedPrimitive make_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, OperandEncoding e) {
   dnnl::memory::dims strides, dilations, pad_l, pad_r;
   for (std::size_t i = 0; i < g.spatial; ++i) {
     strides.push_back(g.axes[i].stride);
@@ -161,8 +165,8 @@ CachedPrimitive make_conv(const ConvPlan& g, const Tensor& x, const Tensor& w) {
     pad_l.push_back(g.axes[i].pad_begin);
     pad_r.push_back(g.axes[i].pad_end);
   }
-  const dnnl::memory::desc x_md = onednn::row_major_desc(x.shape());
-  const dnnl::memory::desc w_md = onednn::row_major_desc(weight_dims(g, w));
+  const dnnl::memory::desc x_md = onednn::operand_desc(onednn::row_major_desc(x.shape()), e);
+  const dnnl::memory::desc w_md = onednn::operand_desc(onednn::row_major_desc(weight_dims(g, w)), e);
   const dnnl::memory::desc y_md = onednn::row_major_desc(g.out_shape());
   const std::int64_t bias_dims[1] = {g.out_channels};
   const dnnl::memory::desc b_md = g.has_bias ? onednn::row_major_desc(bias_dims) : dnnl::memory::desc();
@@ -180,7 +184,8 @@ CachedPrimitive make_conv(const ConvPlan& g, const Tensor& x, const Tensor& w) {
 // The tiled channels-last path serves 1-D convolutions with stride 1 and one group.
 bool tiled_applies(const ConvPlan& g) { return g.spatial == 1 && g.group == 1 && g.axes[0].stride == 1; }
 
-onednn::TiledConvShape tiled_shape(const ConvPlan& g) {
+// The tiled path's shape of a plan, with operands of encoding e.
+onednn::TiledConvShape tiled_shape(const ConvPlan& g, OperandEncoding e) {
   const ConvAxis& a = g.axes[0];
   onednn::TiledConvShape s;
   s.batch = g.batch;
@@ -192,7 +197,29 @@ onednn::TiledConvShape tiled_shape(const ConvPlan& g) {
   s.pad_begin = a.pad_begin;
   s.out = a.out;
   s.has_bias = g.has_bias;
+  s.encoding = e;
   return s;
+}
+
+// Runs a planned convolution with x and w of encoding e into y, on the tiled
+// path where it applies, else on plain layouts; false when the key does not
+// fit, throws dnnl::error.
+bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+              bool weights_are_constant, OperandEncoding e) {
+  try {
+    if (tiled_applies(g) && onednn::tiled_conv1d(tiled_shape(g, e), x, w, b, y, weights_are_constant)) return true;
+  } catch (const dnnl::error&) {
+    // The plain path below may still apply.
+  }
+  const PrimitiveKey key = conv_key(g, x, w, e);
+  if (!key.valid()) return false;
+  CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_conv(g, x, w, e); });
+  y.reset(DType::F32, g.out_shape());
+  const std::array<const void*, 4> buffers{onednn::encode_operand(x.data<float>(), x.numel(), e, OperandSlot::Source),
+                                           onednn::encode_operand(w.data<float>(), w.numel(), e, OperandSlot::Weights),
+                                           y.raw(), b ? b->raw() : nullptr};
+  prim.execute(std::span<const void* const>(buffers.data(), b ? 4 : 3));
+  return true;
 }
 
 }  // namespace
@@ -210,22 +237,9 @@ bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Te
     return true;
   }
   if (x.numel() == 0 || w.numel() == 0) return false;  // empty sums: the reference writes the bias
-  try {
-    if (tiled_applies(g) && onednn::tiled_conv1d(tiled_shape(g), x, w, b, y, weights_are_constant)) return true;
-  } catch (const dnnl::error&) {
-    // The plain path below may still apply.
-  }
-  const PrimitiveKey key = conv_key(g, x, w);
-  if (!key.valid()) return false;
-  try {
-    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_conv(g, x, w); });
-    y.reset(DType::F32, g.out_shape());
-    const std::array<const void*, 4> buffers{x.raw(), w.raw(), y.raw(), b ? b->raw() : nullptr};
-    prim.execute(std::span<const void* const>(buffers.data(), b ? 4 : 3));
-    return true;
-  } catch (const dnnl::error&) {
-    return false;
-  }
+  return onednn::run_with_encoding(onednn::current_operand_encoding(), [&](OperandEncoding e) {
+    return run_conv(g, x, w, b, y, weights_are_constant, e);
+  });
 }
 
 }  // namespace canary::kernels

@@ -47,9 +47,10 @@ std::int64_t tile_input(const TiledConvShape& s) { return kTileOut + (s.kernel -
 // Creates the primitive for `tiles` tiles; its weights layout is left to oneDNN.
 TilePrimitive make_tile_primitive(const TiledConvShape& s, std::int64_t tiles, std::int64_t tile_in,
                                   dnnl::memory::desc& weights_md, std::string& impl) {
-  const dnnl::memory::desc src({tiles, s.channels, tile_in}, dt::f32, tag::acb);
+  const dt operand = operand_data_type(s.encoding);
+  const dnnl::memory::desc src({tiles, s.channels, tile_in}, operand, tag::acb);
   const dnnl::memory::desc dst({tiles, s.out_channels, kTileOut}, dt::f32, tag::acb);
-  const dnnl::memory::desc w({s.out_channels, s.channels, s.kernel}, dt::f32, tag::any);
+  const dnnl::memory::desc w({s.out_channels, s.channels, s.kernel}, operand, tag::any);
   const dnnl::memory::desc b = s.has_bias ? dnnl::memory::desc({s.out_channels}, dt::f32, tag::a) : dnnl::memory::desc();
   const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                              src, w, b, dst, {1}, {s.dilation - 1}, {0}, {0});
@@ -90,11 +91,11 @@ TiledConvs& thread_tiled_convs() {
   return convs;
 }
 
-// The calling thread's convolution for this geometry (created on first use).
+// The calling thread's convolution for this geometry and encoding (created on first use).
 TiledConv& tiled_conv_for(const TiledConvShape& s) {
   TiledConvs& all = thread_tiled_convs();
   auto& convs = all.by_geometry;
-  PrimitiveKey key(PrimitiveKind::Conv);
+  PrimitiveKey key(PrimitiveKind::Conv, s.encoding);
   for (std::int64_t v : {std::int64_t{-1}, s.channels, s.out_channels, s.kernel, s.dilation, std::int64_t{s.has_bias}})
     key.push(v);
   auto it = convs.find(key);
@@ -108,7 +109,8 @@ TiledConv& tiled_conv_for(const TiledConvShape& s) {
 void load_weights(TiledConv& t, const TiledConvShape& s, const Tensor& w, bool weights_are_constant) {
   if (weights_are_constant && t.weights_source.defined() && t.weights_source.shares_storage_with(w)) return;
   const std::int64_t dims[3] = {s.out_channels, s.channels, s.kernel};
-  dnnl::memory plain(row_major_desc(dims), cpu_engine(), const_cast<void*>(w.raw()));
+  const void* rounded = encode_operand(w.data<float>(), w.numel(), s.encoding, OperandSlot::Weights);
+  dnnl::memory plain(operand_desc(row_major_desc(dims), s.encoding), cpu_engine(), const_cast<void*>(rounded));
   dnnl::reorder(plain, t.weights).execute(thread_stream(), plain, t.weights);
   thread_stream().wait();
   // Only a Canary-owned constant can be pinned: its address then cannot be reused by another tensor.
@@ -116,22 +118,41 @@ void load_weights(TiledConv& t, const TiledConvShape& s, const Tensor& w, bool w
 }
 
 // Copies tiles [first, first + count) of the padded input, channels-last, into
-// src: zeros where a tile reaches into the padding, x elsewhere.
+// src: zeros where a tile reaches into the padding, encode(x) elsewhere.
+template <typename Element, typename Encode>
 void gather_tiles(const TiledConvShape& s, const float* x, std::int64_t tiles_per_seq, std::int64_t first,
-                  std::int64_t count, std::int64_t tile_in, float* src) {
-  const std::size_t row_bytes = static_cast<std::size_t>(s.channels) * sizeof(float);
+                  std::int64_t count, std::int64_t tile_in, Element* src, Encode encode) {
+  const std::size_t row_bytes = static_cast<std::size_t>(s.channels) * sizeof(Element);
   for (std::int64_t g = 0; g < count; ++g) {
     const std::int64_t n = (first + g) / tiles_per_seq, tile = (first + g) % tiles_per_seq;
     const std::int64_t start = tile * kTileOut - s.pad_begin;  // x position of the tile's first input
     // Tile positions [lo, hi) read x; the rest are padding.
     const std::int64_t lo = std::clamp<std::int64_t>(-start, 0, tile_in);
     const std::int64_t hi = std::clamp<std::int64_t>(s.width - start, lo, tile_in);
-    float* out = src + g * tile_in * s.channels;
+    Element* out = src + g * tile_in * s.channels;
     std::memset(out, 0, static_cast<std::size_t>(lo) * row_bytes);
     std::memset(out + hi * s.channels, 0, static_cast<std::size_t>(tile_in - hi) * row_bytes);
     const float* column = x + n * s.channels * s.width + start;
     for (std::int64_t p = lo; p < hi; ++p)
-      for (std::int64_t c = 0; c < s.channels; ++c) out[p * s.channels + c] = column[c * s.width + p];
+      for (std::int64_t c = 0; c < s.channels; ++c) out[p * s.channels + c] = encode(column[c * s.width + p]);
+  }
+}
+
+// Gathers tiles into the primitive's source buffer in the shape's encoding.
+void gather_encoded_tiles(const TiledConvShape& s, const float* x, std::int64_t tiles_per_seq, std::int64_t first,
+                          std::int64_t count, std::int64_t tile_in, void* src) {
+  switch (s.encoding) {
+    case OperandEncoding::F32:
+      gather_tiles(s, x, tiles_per_seq, first, count, tile_in, static_cast<float*>(src), [](float v) { return v; });
+      return;
+    case OperandEncoding::Bf16Values:
+      gather_tiles(s, x, tiles_per_seq, first, count, tile_in, static_cast<float*>(src),
+                   [](float v) { return bf16_value(v); });
+      return;
+    case OperandEncoding::Bf16:
+      gather_tiles(s, x, tiles_per_seq, first, count, tile_in, static_cast<std::uint16_t*>(src),
+                   [](float v) { return bf16_bits(v); });
+      return;
   }
 }
 
@@ -152,7 +173,7 @@ void scatter_tiles(const TiledConvShape& s, const float* dst, std::int64_t tiles
 // Runs the primitive's tile count of tiles from `first` through it.
 void run_tiles(TiledConv& t, TilePrimitive& p, const TiledConvShape& s, const float* x, const Tensor* b,
                std::int64_t tiles_per_seq, std::int64_t first, float* y) {
-  gather_tiles(s, x, tiles_per_seq, first, p.tiles, t.tile_in, static_cast<float*>(p.src.get_data_handle()));
+  gather_encoded_tiles(s, x, tiles_per_seq, first, p.tiles, t.tile_in, p.src.get_data_handle());
   // The C API takes the arguments as an array: no map is built per execution.
   dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, p.src.get()}, {DNNL_ARG_WEIGHTS, t.weights.get()},
                              {DNNL_ARG_DST, p.dst.get()}, {DNNL_ARG_BIAS, nullptr}};

@@ -9,13 +9,18 @@
 // halo), gathered channels-last into a buffer of kGroupTiles tiles, and run
 // through a primitive whose shape never changes; the outputs are scattered
 // back to the plain [N, M, W] layout. Creation is paid once per convolution
-// and thread; the cost is the last partial tile of each sequence.
+// and thread; the cost is the last partial tile of each sequence. Under BF16
+// precision the tiles are gathered rounded (as bf16 for native bf16
+// primitives, as bf16 values in f32 otherwise) and the weights are rounded
+// before their blocked copy is made; each encoding has its own primitives and
+// weight copy.
 #pragma once
 
 #include <cstdint>
 
 #include "canary/tensor.h"
 #include "kernels/onednn.h"
+#include "kernels/onednn/bf16_operands.h"
 
 namespace canary::kernels::onednn {
 
@@ -29,6 +34,7 @@ struct TiledConvShape {
   // The end padding is implied by `out`: tiles read zeros past the width.
   std::int64_t width = 0, kernel = 0, dilation = 1, pad_begin = 0, out = 0;
   bool has_bias = false;
+  OperandEncoding encoding = OperandEncoding::F32;  // of x and w; b and y stay f32
 };
 
 // Runs x [N, C, W] * w [M, C, k] (+ b [M]) into y [N, M, out]. False when

@@ -6,6 +6,8 @@
 // and beta * C as a broadcast binary-add post-op (followed by a linear eltwise
 // when beta != 1). Shapes are checked without throwing: anything the
 // reference kernel would reject returns false so its error message is kept.
+// Under BF16 precision (kernels/onednn/precision.h) A and B are read from
+// rounded copies; C, alpha and beta stay f32.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -16,6 +18,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/onednn.h"
+#include "kernels/onednn/bf16_operands.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
@@ -24,6 +27,8 @@ namespace canary::kernels {
 namespace {
 
 using onednn::CachedPrimitive;
+using onednn::OperandEncoding;
+using onednn::OperandSlot;
 using onednn::PrimitiveKey;
 using onednn::PrimitiveKind;
 
@@ -86,10 +91,10 @@ bool has_zero_dim(std::span<const std::int64_t> dims) {
   return std::find(dims.begin(), dims.end(), 0) != dims.end();
 }
 
-// Creates the matmul primitive for a plan.
-CachedPrimitive make_matmul(const MatmulPlan& p) {
-  const dnnl::memory::desc a_md = onednn::row_major_desc(p.a_dims());
-  const dnnl::memory::desc b_md = onednn::row_major_desc(p.b_dims());
+// Creates the matmul primitive for a plan, reading operands of encoding e.
+CachedPrimitive make_matmul(const MatmulPlan& p, OperandEncoding e) {
+  const dnnl::memory::desc a_md = onednn::operand_desc(onednn::row_major_desc(p.a_dims()), e);
+  const dnnl::memory::desc b_md = onednn::operand_desc(onednn::row_major_desc(p.b_dims()), e);
   const dnnl::memory::desc y_md = onednn::row_major_desc(p.y_dims());
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), onednn::cpu_engine());
   CachedPrimitive entry{dnnl::matmul(pd)};
@@ -166,13 +171,14 @@ dnnl::primitive_attr gemm_attributes(const GemmParams& p, const GemmPlan& g, con
   return attr;
 }
 
-// Creates the Gemm primitive: transposes as strides, alpha and beta * C as attributes.
-CachedPrimitive make_gemm(const GemmParams& p, const GemmPlan& g) {
+// Creates the Gemm primitive: transposes as strides, alpha and beta * C as
+// attributes, A and B of encoding e.
+CachedPrimitive make_gemm(const GemmParams& p, const GemmPlan& g, OperandEncoding e) {
   const std::int64_t a_dims[2] = {g.m, g.k}, b_dims[2] = {g.k, g.n}, y_dims[2] = {g.m, g.n};
   const std::int64_t a_strides[2] = {p.trans_a ? 1 : g.k, p.trans_a ? g.m : 1};
   const std::int64_t b_strides[2] = {p.trans_b ? 1 : g.n, p.trans_b ? g.k : 1};
-  const dnnl::memory::desc a_md = onednn::strided_desc(a_dims, a_strides);
-  const dnnl::memory::desc b_md = onednn::strided_desc(b_dims, b_strides);
+  const dnnl::memory::desc a_md = onednn::operand_desc(onednn::strided_desc(a_dims, a_strides), e);
+  const dnnl::memory::desc b_md = onednn::operand_desc(onednn::strided_desc(b_dims, b_strides), e);
   const dnnl::memory::desc y_md = onednn::row_major_desc(y_dims);
   const dnnl::memory::desc c_md = onednn::row_major_desc(g.c_dims);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), gemm_attributes(p, g, c_md),
@@ -185,9 +191,9 @@ CachedPrimitive make_gemm(const GemmParams& p, const GemmPlan& g) {
   return entry;
 }
 
-// The cache key of a Gemm: transposes, dims, alpha, beta and C's broadcast shape.
-PrimitiveKey gemm_key(const GemmParams& p, const GemmPlan& g) {
-  PrimitiveKey key(PrimitiveKind::Gemm);
+// The cache key of a Gemm: encoding, transposes, dims, alpha, beta and C's broadcast shape.
+PrimitiveKey gemm_key(const GemmParams& p, const GemmPlan& g, OperandEncoding e) {
+  PrimitiveKey key(PrimitiveKind::Gemm, e);
   for (std::int64_t v : {std::int64_t(p.trans_a), std::int64_t(p.trans_b), g.m, g.k, g.n}) key.push(v);
   key.push_double(p.alpha);
   key.push(g.use_c);
@@ -196,6 +202,36 @@ PrimitiveKey gemm_key(const GemmParams& p, const GemmPlan& g) {
     key.push_list(g.c_dims);
   }
   return key;
+}
+
+// Runs a planned matmul with operands of encoding e into y; throws dnnl::error.
+bool run_matmul(const MatmulPlan& p, const Tensor& a, const Tensor& b, Tensor& y, OperandEncoding e) {
+  PrimitiveKey key(PrimitiveKind::MatMul, e);
+  key.push_list(p.a_dims());
+  key.push_list(p.b_dims());
+  CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_matmul(p, e); });
+  y.reset(DType::F32, p.out_shape());
+  const std::array<const void*, 3> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
+                                           onednn::encode_operand(b.data<float>(), b.numel(), e, OperandSlot::Weights),
+                                           y.raw()};
+  prim.execute(buffers);
+  return true;
+}
+
+// Runs a planned Gemm with A and B of encoding e into y; false when its key
+// does not fit, throws dnnl::error.
+bool run_gemm(const GemmParams& p, const GemmPlan& g, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y,
+              OperandEncoding e) {
+  const PrimitiveKey key = gemm_key(p, g, e);
+  if (!key.valid()) return false;
+  CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_gemm(p, g, e); });
+  const std::int64_t out_shape[2] = {g.m, g.n};
+  y.reset(DType::F32, out_shape);
+  const std::array<const void*, 4> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
+                                           onednn::encode_operand(b.data<float>(), b.numel(), e, OperandSlot::Weights),
+                                           y.raw(), g.use_c ? c->raw() : nullptr};
+  prim.execute(std::span<const void* const>(buffers.data(), g.use_c ? 4 : 3));
+  return true;
 }
 
 }  // namespace
@@ -211,18 +247,8 @@ bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y) {
     return true;
   }
   if (p.k == 0) return false;  // all-zero output: the reference fills it
-  PrimitiveKey key(PrimitiveKind::MatMul);
-  key.push_list(p.a_dims());
-  key.push_list(p.b_dims());
-  try {
-    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_matmul(p); });
-    y.reset(DType::F32, p.out_shape());
-    const std::array<const void*, 3> buffers{a.raw(), b.raw(), y.raw()};
-    prim.execute(buffers);
-    return true;
-  } catch (const dnnl::error&) {
-    return false;
-  }
+  return onednn::run_with_encoding(onednn::current_operand_encoding(),
+                                   [&](OperandEncoding e) { return run_matmul(p, a, b, y, e); });
 }
 
 // oneDNN Gemm into y, or false when the case does not apply.
@@ -238,17 +264,8 @@ bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Te
     return true;
   }
   if (g.k == 0) return false;
-  const PrimitiveKey key = gemm_key(p, g);
-  if (!key.valid()) return false;
-  try {
-    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_gemm(p, g); });
-    y.reset(DType::F32, out_shape);
-    const std::array<const void*, 4> buffers{a.raw(), b.raw(), y.raw(), g.use_c ? c->raw() : nullptr};
-    prim.execute(std::span<const void* const>(buffers.data(), g.use_c ? 4 : 3));
-    return true;
-  } catch (const dnnl::error&) {
-    return false;
-  }
+  return onednn::run_with_encoding(onednn::current_operand_encoding(),
+                                   [&](OperandEncoding e) { return run_gemm(p, g, a, b, c, y, e); });
 }
 
 }  // namespace canary::kernels

@@ -10,8 +10,9 @@
 
 namespace canary::kernels::onednn {
 
-// An empty key of `kind` for the calling thread's current oneDNN thread count.
-PrimitiveKey::PrimitiveKey(PrimitiveKind kind) : kind_(kind), threads_(current_threads()) {}
+// An empty key of `kind` and `encoding` for the calling thread's current oneDNN thread count.
+PrimitiveKey::PrimitiveKey(PrimitiveKind kind, OperandEncoding encoding)
+    : kind_(kind), encoding_(encoding), threads_(current_threads()) {}
 
 // Appends one value, or marks the key invalid when full.
 void PrimitiveKey::push(std::int64_t v) {
@@ -31,16 +32,17 @@ void PrimitiveKey::push_list(std::span<const std::int64_t> v) {
 // Appends a double's bits, so attributes compare exactly.
 void PrimitiveKey::push_double(double v) { push(std::bit_cast<std::int64_t>(v)); }
 
-// Same kind, thread count and values in the same order.
+// Same kind, encoding, thread count and values in the same order.
 bool PrimitiveKey::operator==(const PrimitiveKey& other) const {
-  return kind_ == other.kind_ && threads_ == other.threads_ && overflow_ == other.overflow_ && count_ == other.count_ &&
+  return kind_ == other.kind_ && encoding_ == other.encoding_ && threads_ == other.threads_ &&
+         overflow_ == other.overflow_ && count_ == other.count_ &&
          std::equal(values_.begin(), values_.begin() + count_, other.values_.begin());
 }
 
-// FNV-1a style mix of the kind and the values.
+// FNV-1a style mix of the kind, encoding, thread count and the values.
 std::size_t PrimitiveKey::hash() const {
   std::uint64_t h = 1469598103934665603ull ^ static_cast<std::uint64_t>(kind_) ^
-                    (static_cast<std::uint64_t>(threads_) << 8);
+                    (static_cast<std::uint64_t>(encoding_) << 5) ^ (static_cast<std::uint64_t>(threads_) << 8);
   for (std::uint32_t i = 0; i < count_; ++i) h = (h ^ static_cast<std::uint64_t>(values_[i])) * 1099511628211ull;
   return static_cast<std::size_t>(h ^ (h >> 29));
 }

@@ -18,6 +18,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/onednn.h"
+#include "kernels/onednn/bf16_operands.h"
 
 namespace canary::kernels::onednn {
 
@@ -27,13 +28,14 @@ enum class PrimitiveKind : std::uint8_t {
 };
 
 // Op kind, the thread count oneDNN would use now (primitives may partition
-// work for the thread count they were created under) and a bounded list of
-// integers (dims, flags, attribute bits).
+// work for the thread count they were created under), the operand encoding
+// (so f32 and bf16 primitives never mix; F32 for ops without a precision
+// mode) and a bounded list of integers (dims, flags, attribute bits).
 class PrimitiveKey {
  public:
   static constexpr std::size_t kMaxValues = 48;
 
-  explicit PrimitiveKey(PrimitiveKind kind);
+  explicit PrimitiveKey(PrimitiveKind kind, OperandEncoding encoding = OperandEncoding::F32);
   // Appends one value; a key that runs out of room becomes invalid.
   void push(std::int64_t v);
   // Appends a length-prefixed list.
@@ -47,6 +49,7 @@ class PrimitiveKey {
 
  private:
   PrimitiveKind kind_;
+  OperandEncoding encoding_;
   int threads_ = 0;
   bool overflow_ = false;
   std::uint32_t count_ = 0;

@@ -126,7 +126,54 @@ TEST_CASE("cli explain: every event in order, in words, and why it recompiled", 
   CHECK(doc["recompiles"][0]["call"] == 12);
   CHECK(doc["recompiles"][0]["decision"] == "x.dim0 made symbolic");
   CHECK(doc["recompiles"][0]["trace"] == 2);
-  CHECK(doc["cost_model"]["available"] == false);
+  CHECK(doc["cost_model"]["enabled"] == false);
+  CHECK(doc["cost_model"]["decisions"].empty());
+}
+
+TEST_CASE("cli explain --cost: the decision table of every choice, in text and JSON", "[unit][cli][cost]") {
+  ScratchDir dir;
+  write_text(dir.file("s.txt"), "x=random:8x4 *150\n");
+  const std::vector<std::string> args = {"explain", fixture("mlp.cnr"), "--stream", dir.file("s.txt"), "--sync-compile",
+                                         "--hot", "2", "--cost", "--profile", "robust"};
+  const CliResult text = run_cli(args);
+  INFO(text.err);
+  REQUIRE(text.status == 0);
+  CHECK_THAT(text.out, Catch::Contains("cost model decisions:"));
+  CHECK_THAT(text.out, Catch::Contains("profile robust, anchor 'entry'"));
+  CHECK_THAT(text.out, Catch::Contains("interpreter"));
+  CHECK_THAT(text.out, Catch::Contains("max relative error"));
+
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const CliResult r = run_cli(json_args);
+  REQUIRE(r.status == 0);
+  const json doc = json::parse(r.out);
+  CHECK(doc["cost_model"]["enabled"] == true);
+  REQUIRE(doc["cost_model"]["decisions"].size() >= 1);
+  const json& d = doc["cost_model"]["decisions"][0];
+  CHECK(d["profile"] == "robust");
+  CHECK(d["weights"]["error"] == 2.0);
+  CHECK(d["limits"]["max_relative_error"] == 1e-6);
+  REQUIRE(d["candidates"].size() >= 2);
+  bool chosen_found = false;
+  for (const json& c : d["candidates"]) {
+    CHECK(c["terms"].size() > 5);
+    CHECK(c["gates"].size() >= 4);
+    if (c["name"] == d["chosen"]) chosen_found = true;
+  }
+  CHECK(chosen_found);
+}
+
+TEST_CASE("cli --decision: malformed specs are rejected with the flag's value", "[unit][cli][cost]") {
+  for (const char* bad : {"score", "score=median", "score=threshold", "score=threshold:x", "score=argmax:1:2"}) {
+    CAPTURE(bad);
+    const CliResult r = run_cli({"run", fixture("mlp.cnr"), "--input", "x=random:2x4", "--cost", "--decision", bad});
+    CHECK(r.status != 0);
+    CHECK_THAT(r.err, Catch::Contains("--decision"));
+  }
+  const CliResult no_cost = run_cli({"run", fixture("mlp.cnr"), "--input", "x=random:2x4", "--decision", "y=argmax"});
+  CHECK(no_cost.status != 0);
+  CHECK_THAT(no_cost.err, Catch::Contains("--decision needs --cost"));
 }
 
 TEST_CASE("CANARY_LOG prints the library's events to stderr", "[unit][cli]") {

@@ -1,0 +1,42 @@
+// Candidate variants of one trace: the ladder's own variant first, then one
+// candidate per axis the trace gives a reason to try (fast math where it has
+// transcendentals, bf16 where it has MatMul/Gemm/Conv, unfused where it has
+// fused groups, AVX2 on an AVX-512 host, symbolic dims where they are exact),
+// and last the interpreter, the reference-precision path.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "canary/cost.h"
+#include "jit/plan.h"
+#include "jit/x86/isa.h"
+
+namespace canary::jit::cost {
+
+struct CandidateSpec {
+  std::string name;               // "fused exact avx512 fp32"
+  bool interpreter = false;       // the reference-precision path: nothing compiled
+  PlanOptions plan;
+  ShapeKnowledge knowledge;
+  x86::Isa isa = x86::Isa::Avx2;
+};
+
+// What the trace contains that makes an axis worth a candidate.
+struct TraceTraits {
+  bool transcendentals = false;   // an op whose code differs between exact and fast math
+  bool matmul_or_conv = false;    // MatMul, Gemm or Conv
+  bool elementwise = false;       // an op the planner can fuse
+  bool exact_dims = false;        // an entry dim > 1 not yet symbolic
+};
+TraceTraits trace_traits(const vm::Program& program, const Trace& trace, const ShapeKnowledge& knowledge);
+
+// The candidates, `primary` (what the ladder would install) first and the
+// interpreter last; duplicates are never produced.
+std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const TraceTraits& traits,
+                                           const Trace& trace, const CostModelOptions& options);
+
+// "fused exact avx512 fp32", "unfused exact avx2 bf16 symbolic", ...
+std::string candidate_name(const PlanOptions& plan, x86::Isa isa, bool all_symbolic);
+
+}  // namespace canary::jit::cost

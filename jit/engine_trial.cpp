@@ -1,0 +1,210 @@
+// The engine's side of the cost model: building a trace's candidates,
+// handing out trial and monitoring tickets, folding in what sessions
+// measured, deciding, installing the choice and logging the decision table.
+#include <algorithm>
+
+#include "jit/engine.h"
+#include "jit/engine_anchor.h"
+#include "jit/plan.h"
+#include "jit/trace_compiler.h"
+
+namespace canary::jit {
+
+namespace {
+
+constexpr std::size_t kMaxHistogramShapes = 256;
+
+std::string profile_label(const CostModelOptions& o) {
+  if (o.weights || o.limits) return "custom (" + cost_profile_name(o.profile) + " base)";
+  return cost_profile_name(o.profile);
+}
+
+// True when the decided candidate now fails a gate the trial's numbers passed.
+bool fails_gate(const CostDecision& d) { return !d.candidates[d.chosen].passed; }
+
+}  // namespace
+
+// Compiles every candidate of the trace (outside the lock). A candidate that
+// fails to compile is left out; the primary and the interpreter always stay.
+std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, std::shared_ptr<const CompiledTrace> primary) {
+  cost::CandidateSpec first;
+  {
+    std::lock_guard lock(mu_);
+    first.knowledge = anchors_[task.anchor.index]->knowledge;
+  }
+  first.plan.tier = primary->plan().tier;
+  first.plan.math = primary->plan().math;
+  first.plan.value_canaries = options_.value_canaries;
+  first.isa = *isa_;
+  first.name = cost::candidate_name(first.plan, first.isa, false);
+  const cost::TraceTraits traits = cost::trace_traits(*program_, task.trace, first.knowledge);
+  auto trial = std::make_shared<cost::Trial>();
+  trial->trace = task.trace.id;
+  for (cost::CandidateSpec& spec : cost::candidate_specs(first, traits, task.trace, cost_options_)) {
+    cost::TrialCandidate c;
+    c.measured.name = spec.name;
+    if (spec.interpreter) {
+      c.measured.is_reference_path = true;
+      c.work = cost::estimate_interpreter_work(task.trace, *program_);
+    } else if (trial->candidates.empty()) {
+      c.trace = primary;
+    } else {
+      std::string error;
+      Plan plan = plan_trace(*program_, task.trace, spec.knowledge, spec.plan);
+      c.trace = compile_plan(task.trace.id, program_, std::move(plan), spec.isa, cache_, error);
+      if (!c.trace) continue;
+    }
+    if (c.trace) {
+      c.work = cost::estimate_work(c.trace->plan(), task.trace, *program_);
+      c.measured.compile_ms = c.trace->compile_ms();
+    }
+    c.spec = std::move(spec);
+    trial->candidates.push_back(std::move(c));
+  }
+  return trial;
+}
+
+void Engine::start_trial(Anchor& a, vm::AnchorId anchor, std::shared_ptr<cost::Trial> trial, std::uint64_t call) {
+  trial->epoch = next_trial_epoch_++;
+  if (a.trial) trial->shapes = a.trial->shapes;  // what the anchor saw stays evidence
+  std::string names;
+  for (const cost::TrialCandidate& c : trial->candidates) names += (names.empty() ? "" : ", ") + c.spec.name;
+  Event e = event(EventKind::Decision, anchor, call);
+  e.trace = trial->trace;
+  e.decision = "trial";
+  e.message = "cost model (" + profile_label(cost_options_) + "): trial of trace " + std::to_string(trial->trace) +
+              " at '" + a.name + "' with " + std::to_string(trial->candidates.size()) + " candidates: " + names;
+  events_.add(std::move(e));
+  a.trial = std::move(trial);
+}
+
+std::optional<cost::Ticket> Engine::ticket(bool may_shadow, bool new_shape) {
+  if (!cost_enabled()) return std::nullopt;
+  std::lock_guard lock(mu_);
+  for (std::uint32_t i = 0; i < anchors_.size(); ++i) {
+    Anchor& a = *anchors_[i];
+    if (!a.trial || a.trial->decided) continue;
+    const std::optional<std::uint32_t> c = cost::next_candidate(*a.trial, cost_options_, may_shadow);
+    if (!c) continue;
+    cost::TrialCandidate& cand = a.trial->candidates[*c];
+    ++cand.issued;
+    ++a.trial->tickets;
+    return cost::Ticket{i, a.trial->epoch, *c, may_shadow && cost::wants_shadow(cand, cost_options_), false};
+  }
+  // Decided anchors: shadow the first call at a new shape and 1 in monitor_every.
+  if (!may_shadow) return std::nullopt;
+  for (std::uint32_t i = 0; i < anchors_.size(); ++i) {
+    Anchor& a = *anchors_[i];
+    if (!a.trial || !a.trial->decided) continue;
+    bool due = new_shape;
+    if (cost_options_.monitor_every > 0 && ++a.trial->monitor_countdown >= static_cast<std::uint64_t>(cost_options_.monitor_every)) {
+      a.trial->monitor_countdown = 0;
+      due = true;
+    }
+    if (due) return cost::Ticket{i, a.trial->epoch, static_cast<std::uint32_t>(a.trial->chosen), true, true};
+  }
+  return std::nullopt;
+}
+
+std::shared_ptr<const CompiledTrace> Engine::ticket_trace(const cost::Ticket& t) const {
+  std::lock_guard lock(mu_);
+  const Anchor& a = *anchors_[t.anchor];
+  if (!a.trial || a.trial->epoch != t.epoch || t.candidate >= a.trial->candidates.size()) return nullptr;
+  return a.trial->candidates[t.candidate].trace;
+}
+
+std::vector<std::uint32_t> Engine::shadow_candidates(const cost::Ticket& t) const {
+  std::lock_guard lock(mu_);
+  const Anchor& a = *anchors_[t.anchor];
+  std::vector<std::uint32_t> out;
+  if (!a.trial || a.trial->epoch != t.epoch || a.trial->decided) return out;
+  for (std::uint32_t i = 0; i < a.trial->candidates.size(); ++i)
+    if (i != t.candidate && cost::wants_shadow(a.trial->candidates[i], cost_options_)) out.push_back(i);
+  return out;
+}
+
+void Engine::note_shapes_locked(Anchor& a, const std::vector<TensorHeader>& headers) {
+  std::vector<std::int64_t> key = cost::shape_key(headers);
+  auto it = a.trial->shapes.find(key);
+  if (it != a.trial->shapes.end()) ++it->second;
+  else if (a.trial->shapes.size() < kMaxHistogramShapes) a.trial->shapes.emplace(std::move(key), 1);
+}
+
+void Engine::note_entry_shapes(vm::AnchorId anchor, const vm::FrameView& frame) {
+  std::lock_guard lock(mu_);
+  Anchor& a = *anchors_[anchor.index];
+  if (!a.trial || a.trial->candidates.empty() || !a.trial->candidates.front().trace) return;
+  std::vector<TensorHeader> headers;
+  for (vm::RegId r : a.trial->candidates.front().trace->plan().entry_regs)
+    headers.push_back(header_of(frame.registers[r.index]));
+  note_shapes_locked(a, headers);
+}
+
+void Engine::report_trial(const cost::Ticket& t, const cost::TrialSample& sample, std::uint64_t call) {
+  std::lock_guard lock(mu_);
+  Anchor& a = *anchors_[t.anchor];
+  if (!a.trial || a.trial->epoch != t.epoch || t.candidate >= a.trial->candidates.size()) return;
+  cost::Trial& trial = *a.trial;
+  cost::add_sample(trial.candidates[t.candidate], sample);
+  const vm::AnchorId anchor{t.anchor};
+  if (!trial.decided) {
+    if (cost::trial_complete(trial, cost_options_)) finish_trial(a, anchor, call, "");
+    return;
+  }
+  // Monitoring: the chosen candidate is re-judged with every new sample.
+  if (t.monitor && sample.shadowed && t.candidate == trial.chosen)
+    finish_trial(a, anchor, call, "monitoring found the installed choice failing a gate");
+}
+
+// Decides from everything measured, installs the choice and logs the table.
+// With `why` (monitoring), only a changed choice is logged.
+void Engine::finish_trial(Anchor& a, vm::AnchorId anchor, std::uint64_t call, const std::string& why) {
+  cost::Trial& trial = *a.trial;
+  cost::fill_expected_deopt(trial);
+  cost::fill_energy_and_memory(trial, *isa_);
+  std::vector<cost::CandidateMeasurements> measured;
+  for (const cost::TrialCandidate& c : trial.candidates) measured.push_back(c.measured);
+  auto decision = std::make_shared<CostDecision>(
+      cost::decide(measured, cost_weights_, cost_limits_, profile_label(cost_options_)));
+  if (!why.empty()) {
+    // Re-judge the installed choice; keep it unless it now fails a gate.
+    CostDecision current = *decision;
+    current.chosen = trial.chosen;
+    if (!fails_gate(current)) return;
+    decision->reason = why + " (" + trial.candidates[trial.chosen].spec.name + "); " + decision->reason;
+  }
+  decision->anchor = a.name;
+  decision->trace = trial.trace;
+  decision->call = call;
+  trial.decided = true;
+  trial.chosen = decision->chosen;
+  apply_choice(a, trial);
+  Event e = event(EventKind::Decision, anchor, call);
+  e.trace = trial.trace;
+  e.decision = decision->candidates[decision->chosen].name;
+  e.message = "cost model (" + decision->profile + ") chose '" + e.decision + "' for trace " +
+              std::to_string(trial.trace) + " at '" + a.name + "': " + decision->reason;
+  e.cost = std::move(decision);
+  events_.add(std::move(e));
+}
+
+// Puts the chosen candidate where the trace's variant was; the interpreter
+// choice removes the variant and leaves the region interpreted.
+void Engine::apply_choice(Anchor& a, const cost::Trial& trial) {
+  const cost::TrialCandidate& chosen = trial.candidates[trial.chosen];
+  auto list = std::make_shared<VariantList>();
+  bool placed = false;
+  for (const auto& v : *a.list) {
+    if (v->id() != trial.trace) {
+      list->push_back(v);
+    } else if (chosen.trace && !placed) {
+      list->push_back(chosen.trace);
+      placed = true;
+    }
+  }
+  if (chosen.trace && !placed) list->insert(list->begin(), chosen.trace);
+  a.list = std::move(list);
+  a.version.fetch_add(1, std::memory_order_release);
+}
+
+}  // namespace canary::jit

@@ -1,0 +1,113 @@
+// A session's part in the cost model: each call asks the engine for a
+// ticket, runs under it, and reports what it measured; shadow runs against
+// the fp64 reference stay within Options::cost.max_shadow_overhead.
+#include <chrono>
+
+#include "runtime/model_impl.h"
+
+namespace canary {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+
+}  // namespace
+
+// Whether one more shadow run keeps shadow time within the budget (plus the
+// burst allowance). The next
+// shadow is estimated to cost what the last did; before the first, the
+// reference and the noise copies at 64x the call's time (the fp64 reference
+// interpreter and the trial's other candidates share one shadowed call).
+bool Session::Impl::shadow_fits(double call_us) const {
+  const CostModelOptions& o = model->options.cost;
+  const double call = call_us > 0 ? call_us : last_call_us;
+  const double estimate = last_shadow_us > 0 ? last_shadow_us : call * 64.0 * (1 + std::max(0, o.noise_copies));
+  const double allowed = o.max_shadow_overhead * (stats.cost.calls_us + (call_us > 0 ? 0 : call)) +
+                         std::max(0.0, o.shadow_burst_ms) * 1e3;
+  return o.max_shadow_overhead > 0 && stats.cost.shadow_us + estimate <= allowed;
+}
+
+// Compares the call's candidate with the fp64 reference and, on the same
+// reference outputs, every other candidate of the trial that still needs a
+// shadowed call (each run once more on these inputs, untimed): one reference
+// run serves them all.
+std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> Session::Impl::shadow_call(
+    const jit::cost::Ticket& ticket, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+    jit::cost::TrialSample& sample) {
+  std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> others;
+  const auto run = [&](const std::vector<Tensor>& x) { return interpreter.run(x); };
+  try {
+    const ShadowRunner::Reference ref = shadow->reference(inputs);
+    shadow->compare(ref, outputs, run, sample);
+    if (ticket.monitor) return others;
+    for (std::uint32_t k : model->engine->shadow_candidates(ticket)) {
+      jit::cost::Ticket t = ticket;
+      t.candidate = k;
+      hooks->set_ticket(t);
+      const std::vector<Tensor> out = interpreter.run(inputs);
+      jit::cost::TrialSample s;
+      s.timed = false;
+      s.candidate_ran = hooks->ticket_ran();
+      if (!s.candidate_ran) continue;
+      shadow->compare(ref, out, run, s);
+      others.emplace_back(t, s);
+    }
+  } catch (const Error&) {
+    // A perturbed copy the model rejects (or the reference running out of a
+    // limit) leaves this call unshadowed; the call itself succeeded.
+    sample = jit::cost::TrialSample{sample.call_us, sample.candidate_ran};
+    others.clear();
+  }
+  return others;
+}
+
+std::vector<Tensor> Session::Impl::run_call(const std::vector<Tensor>& inputs, bool new_shape, std::uint64_t call) {
+  if (!shadow) return interpreter.run(inputs);
+  jit::Engine& engine = *model->engine;
+  const std::optional<jit::cost::Ticket> ticket = engine.ticket(shadow_fits(0.0), new_shape);
+  if (!ticket) {
+    const Clock::time_point t0 = Clock::now();
+    std::vector<Tensor> out = interpreter.run(inputs);
+    last_call_us = us_since(t0);
+    stats.cost.calls_us += last_call_us;
+    return out;
+  }
+  hooks->set_ticket(ticket);
+  jit::cost::TrialSample sample;
+  const jit::cost::RaplSample e0 = engine.rapl().readable() ? engine.rapl().read() : jit::cost::RaplSample{};
+  const Clock::time_point t0 = Clock::now();
+  std::vector<Tensor> out;
+  try {
+    out = interpreter.run(inputs);
+  } catch (...) {
+    hooks->set_ticket(std::nullopt);
+    throw;
+  }
+  sample.call_us = last_call_us = us_since(t0);
+  if (e0.ok) {
+    sample.energy_joules = engine.rapl().joules_between(e0, engine.rapl().read());
+    sample.energy_measured = true;
+  }
+  sample.candidate_ran = hooks->ticket_ran();
+  stats.cost.calls_us += sample.call_us;
+  if (!ticket->monitor) ++stats.cost.trial_calls;
+
+  std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> others;
+  if (ticket->shadow && (!sample.candidate_ran || !shadow_fits(sample.call_us))) {
+    ++stats.cost.shadow_skipped;
+  } else if (ticket->shadow) {
+    const Clock::time_point s0 = Clock::now();
+    others = shadow_call(*ticket, inputs, out, sample);
+    last_shadow_us = us_since(s0);
+    stats.cost.shadow_us += last_shadow_us;
+    stats.cost.shadow_calls += sample.shadowed ? 1 : 0;
+  }
+  hooks->set_ticket(std::nullopt);
+  engine.report_trial(*ticket, sample, call);
+  for (const auto& [t, s] : others) engine.report_trial(t, s, call);
+  return out;
+}
+
+}  // namespace canary

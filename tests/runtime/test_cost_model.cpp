@@ -1,0 +1,298 @@
+// The cost model end to end: candidates trialled on real calls with shadow
+// runs against the fp64 reference, profiles that flip the choice in the
+// predicted direction, hard gates (error, far flips, new NaN), the shadow
+// budget, modelled energy, and the decision log.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+
+#include "jit_test_models.h"
+
+using namespace canary;
+using namespace canary::test;
+
+namespace {
+
+// Three transcendental outputs of one input, fused into one group: GELU's tanh
+// form (whose fast variant rounds exp's argument once: ~2.6e-5 relative error
+// for x < -4), exp and log. Inputs in [-9, -4.5] keep every output in range.
+Model transcendental_model(const Runtime& rt) {
+  ModelBuilder b("transcendental");
+  b.input("x", DType::F32, {"N", "C"})
+      .node("Gelu", {"x"}, {"g"}, {{"approximate", std::string("tanh")}})
+      .node("Exp", {"x"}, {"e"})
+      .node("Neg", {"x"}, {"nx"})
+      .node("Log", {"nx"}, {"l"})
+      .output("g")
+      .output("e")
+      .output("l");
+  return rt.build(b);
+}
+
+// score[n] = x[n, 0] * 1.003 + x[n, 1] * 1.0 (+ x[n, 2] * w2): a detector
+// whose first weight is not a bf16 value (bf16 rounds it to 1.0).
+Model detector_model(const Runtime& rt, float w2 = 0.0f) {
+  ModelBuilder b("detector");
+  b.input("x", DType::F32, {"N", 3})
+      .constant("w", Tensor::from_vector<float>({1.003f, 1.0f, w2}, {3, 1}))
+      .node("MatMul", {"x", "w"}, {"score"})
+      .output("score");
+  return rt.build(b);
+}
+
+// Rows (a, -a, 0) with a in [100, 1000]: the reference scores 0.003 a > 0.3,
+// far above the threshold 0; bf16 operands score exactly 0.
+Tensor detector_rows(std::int64_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> a(100.0f, 1000.0f);
+  std::vector<float> v;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float x = a(rng);
+    v.insert(v.end(), {x, -x, 0.0f});
+  }
+  return Tensor::from_vector<float>(v, {n, 3});
+}
+
+Options cost_options(CostProfile profile) {
+  Options o = jit_options(2);
+  o.cost.enabled = true;
+  o.cost.profile = profile;
+  o.cost.trial_calls = 8;
+  o.cost.shadow_samples = 1;
+  o.cost.noise_copies = 2;
+  o.cost.max_shadow_overhead = 1e9;  // these tests are about the choice, not the budget
+  o.cost.monitor_every = 0;
+  return o;
+}
+
+// The decisions (events with a table) in order.
+std::vector<std::shared_ptr<const CostDecision>> decisions(const Model& m) {
+  std::vector<std::shared_ptr<const CostDecision>> out;
+  for (const Event& e : m.events())
+    if (e.kind == EventKind::Decision && e.cost) out.push_back(e.cost);
+  return out;
+}
+
+const CostCandidate* candidate(const CostDecision& d, const std::string& name) {
+  for (const CostCandidate& c : d.candidates)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+const CostGate* gate(const CostCandidate& c, const std::string& name) {
+  for (const CostGate& g : c.gates)
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+const CostTerm* term(const CostCandidate& c, const std::string& name) {
+  for (const CostTerm& t : c.terms)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+// Runs calls until the model has logged a decision (or `limit` calls).
+void run_until_decided(const Model& m, Session& s, const std::function<NamedTensors(int)>& inputs, int limit = 400) {
+  for (int i = 0; i < limit && decisions(m).empty(); ++i) s.run(inputs(i));
+}
+
+// Every chosen candidate passes its gates, or is the interpreter when none does.
+void check_chosen_passes(const CostDecision& d) {
+  const CostCandidate& chosen = d.candidates[d.chosen];
+  const bool any_pass = std::any_of(d.candidates.begin(), d.candidates.end(), [](const CostCandidate& c) { return c.passed; });
+  if (any_pass) {
+    CHECK(chosen.passed);
+    for (const CostGate& g : chosen.gates) CHECK(g.passed);
+  } else {
+    CHECK(chosen.name == "interpreter");
+  }
+}
+
+NamedTensors transcendental_inputs(int i) {
+  return {{"x", random_tensor({64, 1024}, 100 + static_cast<std::uint32_t>(i), -9.0f, -4.5f)}};
+}
+
+Options fast_math_only(CostProfile profile) {
+  Options o = cost_options(profile);
+  o.cost.try_unfused = o.cost.try_isas = o.cost.try_symbolic = o.cost.try_bf16 = false;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("cost model: robust rejects fast-math GELU for its error; speed chooses it", "[unit][cost][api]") {
+  for (CostProfile profile : {CostProfile::Robust, CostProfile::Speed}) {
+    CAPTURE(cost_profile_name(profile));
+    Options o = fast_math_only(profile);
+    o.jit.isa = "avx2";  // the same names on every x86-64 host with AVX2
+    o.cost.trial_calls = 16;  // fast math is ~20% faster here: enough samples to see it through noise
+    Runtime rt(o);
+    Model m = transcendental_model(rt);
+    Session s = m.session();
+    run_until_decided(m, s, transcendental_inputs);
+    const auto ds = decisions(m);
+    REQUIRE(ds.size() == 1);
+    const CostDecision& d = *ds[0];
+    INFO(d.to_table());
+    const CostCandidate* f = candidate(d, "fused fast avx2 fp32");
+    const CostCandidate* e = candidate(d, "fused exact avx2 fp32");
+    REQUIRE(f);
+    REQUIRE(e);
+    REQUIRE(candidate(d, "interpreter"));
+    check_chosen_passes(d);
+    // The fast variant's error sits between the limits of the two profiles.
+    const CostTerm* err = term(*f, "max relative error");
+    REQUIRE(err);
+    CHECK(err->value > 1e-6);
+    CHECK(err->value < 1e-2);
+    CHECK(term(*e, "max relative error")->value < 1e-6);
+    if (profile == CostProfile::Robust) {
+      CHECK_FALSE(gate(*f, "max relative error")->passed);
+      CHECK(d.candidates[d.chosen].name == e->name);
+    } else {
+      CHECK(gate(*f, "max relative error")->passed);
+      CHECK(d.candidates[d.chosen].name == f->name);
+    }
+  }
+}
+
+TEST_CASE("cost model: bf16 MatMul is rejected when it flips decisions far from the threshold", "[unit][cost][api]") {
+  Options o = cost_options(CostProfile::Speed);
+  o.cost.decisions.push_back({"score", DecisionOutput::Kind::Threshold, 0.0, 1e-2});
+  Runtime rt(o);
+  Model m = detector_model(rt);
+  Session s = m.session();
+  run_until_decided(m, s, [](int i) { return NamedTensors{{"x", detector_rows(32, 7 + i)}}; });
+  const auto ds = decisions(m);
+  REQUIRE(ds.size() == 1);
+  const CostDecision& d = *ds[0];
+  INFO(d.to_table());
+  const auto bf16 = std::find_if(d.candidates.begin(), d.candidates.end(),
+                                 [](const CostCandidate& c) { return c.name.find("bf16") != std::string::npos; });
+  REQUIRE(bf16 != d.candidates.end());
+  CHECK_FALSE(bf16->passed);
+  CHECK_FALSE(gate(*bf16, "no far flips")->passed);
+  CHECK(term(*bf16, "far flips")->value > 0);
+  CHECK(d.candidates[d.chosen].name.find("bf16") == std::string::npos);
+  check_chosen_passes(d);
+  // What runs now is the choice: the fp32 result.
+  const NamedTensors out = s.run({{"x", detector_rows(4, 99)}});
+  for (std::int64_t i = 0; i < 4; ++i) CHECK(out.at("score").element_as_double(i) > 0.25);
+}
+
+TEST_CASE("cost model: a variant that turns overflow inputs into NaN is rejected", "[unit][cost][api]") {
+  // x[n, 2] is 3.4e38 (finite in f32, above bf16's largest finite value) and
+  // its weight is 0: fp32 gives 0 * 3.4e38 = 0, bf16 operands give inf * 0 = NaN.
+  Options o = cost_options(CostProfile::Speed);
+  Runtime rt(o);
+  Model m = detector_model(rt, 0.0f);
+  Session s = m.session();
+  auto inputs = [](int i) {
+    Tensor x = detector_rows(16, 3 + static_cast<std::uint32_t>(i));
+    for (std::int64_t r = 0; r < 16; ++r) x.data<float>()[r * 3 + 2] = 3.4e38f;
+    return NamedTensors{{"x", x}};
+  };
+  run_until_decided(m, s, inputs);
+  const auto ds = decisions(m);
+  REQUIRE(ds.size() == 1);
+  const CostDecision& d = *ds[0];
+  INFO(d.to_table());
+  const auto bf16 = std::find_if(d.candidates.begin(), d.candidates.end(),
+                                 [](const CostCandidate& c) { return c.name.find("bf16") != std::string::npos; });
+  REQUIRE(bf16 != d.candidates.end());
+  CHECK_FALSE(gate(*bf16, "no new NaN/Inf")->passed);
+  CHECK(d.candidates[d.chosen].name.find("bf16") == std::string::npos);
+  check_chosen_passes(d);
+}
+
+TEST_CASE("cost model: shadow runs stay within the configured overhead budget", "[unit][cost][api]") {
+  std::vector<std::uint64_t> shadows;
+  for (double budget : {0.2, 4.0}) {
+    CAPTURE(budget);
+    Options o = fast_math_only(CostProfile::Balanced);
+    o.cost.max_shadow_overhead = budget;
+    o.cost.shadow_burst_ms = 0;
+    o.cost.shadow_samples = 2;
+    o.cost.monitor_every = 2;
+    Runtime rt(o);
+    Model m = transcendental_model(rt);
+    Session s = m.session();
+    for (int i = 0; i < 800; ++i) s.run({{"x", random_tensor({16, 256}, 1 + i % 7, -9.0f, -4.5f)}});
+    const CostStats& cs = s.stats().cost;
+    CHECK(cs.calls_us > 0);
+    // One shadow run may exceed its estimate; the budget holds over the run.
+    CHECK(cs.overhead() <= budget * 1.5);
+    shadows.push_back(cs.shadow_calls);
+  }
+  // The loose budget shadowed; the tight one is binding: it allowed fewer.
+  CHECK(shadows[1] > 0);
+  CHECK(shadows[0] < shadows[1]);
+}
+
+TEST_CASE("cost model: energy is labelled modelled where RAPL is not readable", "[unit][cost][api]") {
+  Options o = fast_math_only(CostProfile::Balanced);
+  o.cost.powercap_root = "/nonexistent/powercap";
+  Runtime rt(o);
+  Model m = transcendental_model(rt);
+  Session s = m.session();
+  run_until_decided(m, s, transcendental_inputs);
+  const auto ds = decisions(m);
+  REQUIRE(ds.size() == 1);
+  for (const CostCandidate& c : ds[0]->candidates) {
+    const CostTerm* energy = term(c, "energy");
+    REQUIRE(energy);
+    CHECK(energy->source == "modelled");
+    CHECK(energy->value > 0);
+  }
+  CHECK(ds[0]->to_table().find("modelled") != std::string::npos);
+}
+
+TEST_CASE("cost model: the same inputs and seed give the same decision", "[unit][cost][api]") {
+  std::vector<std::string> chosen;
+  std::vector<std::vector<bool>> passed;
+  for (int run = 0; run < 2; ++run) {
+    Options o = fast_math_only(CostProfile::Robust);
+    Runtime rt(o);
+    Model m = transcendental_model(rt);
+    Session s = m.session();
+    run_until_decided(m, s, transcendental_inputs);
+    const auto ds = decisions(m);
+    REQUIRE(ds.size() == 1);
+    chosen.push_back(ds[0]->candidates[ds[0]->chosen].name);
+    std::vector<bool> p;
+    for (const CostCandidate& c : ds[0]->candidates)
+      for (const CostGate& g : c.gates) p.push_back(g.passed);
+    passed.push_back(p);
+  }
+  CHECK(chosen[0] == chosen[1]);
+  CHECK(passed[0] == passed[1]);
+}
+
+TEST_CASE("cost model: after the decision, new shapes and 1 in N calls are monitored", "[unit][cost][api]") {
+  Options o = fast_math_only(CostProfile::Balanced);
+  o.cost.monitor_every = 4;
+  Runtime rt(o);
+  Model m = transcendental_model(rt);
+  Session s = m.session();
+  run_until_decided(m, s, transcendental_inputs);
+  REQUIRE(decisions(m).size() == 1);
+  const std::uint64_t before = s.stats().cost.shadow_calls;
+  for (int i = 0; i < 16; ++i) s.run(transcendental_inputs(i));
+  s.run({{"x", random_tensor({32, 1024}, 5, -9.0f, -4.5f)}});  // a new shape
+  CHECK(s.stats().cost.shadow_calls >= before + 4);
+  // Nothing fails a gate: the choice stands (still one decision).
+  CHECK(decisions(m).size() == 1);
+}
+
+TEST_CASE("cost model: off by default, and then nothing is shadowed", "[unit][cost][api]") {
+  Runtime rt(jit_options(2));
+  Model m = transcendental_model(rt);
+  Session s = m.session();
+  for (int i = 0; i < 20; ++i) s.run(transcendental_inputs(i));
+  CHECK(s.stats().cost.shadow_calls == 0);
+  CHECK(s.stats().cost.trial_calls == 0);
+  CHECK(decisions(m).empty());
+  CHECK(s.stats().jit.compiled_entries > 0);
+}
