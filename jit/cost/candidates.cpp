@@ -64,7 +64,8 @@ std::string candidate_name(const PlanOptions& plan, x86::Isa isa, bool all_symbo
   name += plan.math == MathMode::Fast ? " fast" : " exact";
   name += " " + std::string(x86::isa_name(isa));
   name += plan.bf16_matmul ? " bf16" : " fp32";
-  if (all_symbolic || plan.tier == Tier::SymbolicFused) name += " symbolic";
+  if (all_symbolic) name += " all dims symbolic";
+  else if (plan.tier == Tier::SymbolicFused) name += " symbolic";
   return name;
 }
 

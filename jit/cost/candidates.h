@@ -36,7 +36,8 @@ TraceTraits trace_traits(const vm::Program& program, const Trace& trace, const S
 std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const TraceTraits& traits,
                                            const Trace& trace, const CostModelOptions& options);
 
-// "fused exact avx512 fp32", "unfused exact avx2 bf16 symbolic", ...
+// "fused exact avx512 fp32", "fused exact avx2 bf16 symbolic" (learned dims
+// symbolic), "fused exact avx512 fp32 all dims symbolic", ...
 std::string candidate_name(const PlanOptions& plan, x86::Isa isa, bool all_symbolic);
 
 }  // namespace canary::jit::cost
