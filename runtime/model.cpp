@@ -5,6 +5,7 @@
 #include "graph/op_registry.h"
 #include "graph/text_format.h"
 #include "runtime/model_impl.h"
+#include "runtime/options_check.h"
 #include "vm/compiler.h"
 
 namespace canary {
@@ -30,6 +31,7 @@ Model make_model(std::shared_ptr<graph::Graph> graph, const Options& options) {
   impl->reference_program = vm::compile(*graph, vm::CompileOptions{.promote_f32_to_f64 = true});
   for (graph::ValueId v : graph->inputs()) impl->inputs.push_back(spec_of(*graph, v));
   for (graph::ValueId v : graph->outputs()) impl->outputs.push_back(spec_of(*graph, v));
+  check_options(options, impl->inputs, impl->outputs);
   impl->graph = std::move(graph);
   if (options.jit.enabled) impl->engine = std::make_shared<jit::Engine>(impl->program, options.jit, options.cost);
   return Model(std::move(impl));

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 
@@ -295,4 +296,69 @@ TEST_CASE("cost model: off by default, and then nothing is shadowed", "[unit][co
   CHECK(s.stats().cost.trial_calls == 0);
   CHECK(decisions(m).empty());
   CHECK(s.stats().jit.compiled_entries > 0);
+}
+
+TEST_CASE("cost model: options naming missing outputs or out-of-range values are typed errors", "[unit][cost][api]") {
+  auto load_error = [](const Options& o) -> std::string {
+    try {
+      Runtime rt(o);
+      transcendental_model(rt);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::Input);
+      return e.what();
+    }
+    return "";
+  };
+  Options o = cost_options(CostProfile::Balanced);
+  o.cost.decisions.push_back({"alarm", DecisionOutput::Kind::Threshold, 0.5, 1e-3});
+  CHECK_THAT(load_error(o), Catch::Contains("decision output 'alarm' is not an output of the model (its outputs: g, e, l)"));
+  o = cost_options(CostProfile::Balanced);
+  o.cost.dropout_mask_inputs = {"mask"};
+  CHECK_THAT(load_error(o), Catch::Contains("dropout mask input 'mask' is not an input"));
+  o = cost_options(CostProfile::Balanced);
+  o.cost.noise_sigma = std::nan("");
+  CHECK_THAT(load_error(o), Catch::Contains("noise_sigma"));
+  o = cost_options(CostProfile::Balanced);
+  o.cost.limits = CostLimits{};
+  o.cost.limits->max_variance_ratio = 0.5;
+  CHECK_THAT(load_error(o), Catch::Contains("limits.max_variance_ratio"));
+  o = cost_options(CostProfile::Balanced);
+  o.cost.trial_calls = 0;
+  CHECK_THAT(load_error(o), Catch::Contains("trial_calls"));
+}
+
+TEST_CASE("cost model: dropout-mask inputs are redrawn for the spread term", "[unit][cost][api]") {
+  // y = tanh(x * mask * 2): MC-dropout style. The spread under redrawn masks
+  // is large for both the candidate and the reference, so the ratio is ~1.
+  Options o = fast_math_only(CostProfile::Balanced);
+  o.cost.dropout_mask_inputs = {"mask"};
+  o.cost.noise_copies = 4;
+  Runtime rt(o);
+  ModelBuilder b("dropout");
+  b.input("x", DType::F32, {"N"})
+      .input("mask", DType::F32, {"N"})
+      .constant("two", Tensor::scalar<float>(2.0f))
+      .node("Mul", {"x", "mask"}, {"xm"})
+      .node("Mul", {"xm", "two"}, {"xs"})
+      .node("Tanh", {"xs"}, {"y"})
+      .output("y");
+  Model m = rt.build(b);
+  Session s = m.session();
+  auto inputs = [](int i) {
+    std::vector<float> mask(4096);
+    for (std::size_t k = 0; k < mask.size(); ++k) mask[k] = (k * 7 + static_cast<std::size_t>(i)) % 10 < 8 ? 1.0f : 0.0f;
+    return NamedTensors{{"x", random_tensor({4096}, 40 + static_cast<std::uint32_t>(i))},
+                        {"mask", Tensor::from_vector<float>(mask, {4096})}};
+  };
+  run_until_decided(m, s, inputs);
+  const auto ds = decisions(m);
+  REQUIRE(ds.size() == 1);
+  INFO(ds[0]->to_table());
+  for (const CostCandidate& c : ds[0]->candidates) {
+    const CostTerm* v = term(c, "variance ratio");
+    REQUIRE(v);
+    CHECK(v->source == "measured");
+    CHECK(v->value == Approx(1.0).margin(0.05));
+  }
+  check_chosen_passes(*ds[0]);
 }

@@ -1,0 +1,69 @@
+// Option checks at load time, so a typo in a decision output's name or a
+// negative noise level is a clear error instead of a silently ignored setting.
+#include "runtime/options_check.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace canary {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what) { throw Error(ErrorKind::Input, "Options::cost: " + what); }
+
+void check_number(const char* name, double value, double lo, double hi) {
+  if (!std::isfinite(value) || value < lo || value > hi)
+    bad(std::string(name) + " is " + std::to_string(value) + "; expected a finite value in [" + std::to_string(lo) +
+        ", " + std::to_string(hi) + "]");
+}
+
+bool has(const std::vector<TensorSpec>& specs, const std::string& name) {
+  return std::any_of(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == name; });
+}
+
+std::string names(const std::vector<TensorSpec>& specs) {
+  std::string s;
+  for (const TensorSpec& spec : specs) s += (s.empty() ? "" : ", ") + spec.name;
+  return s;
+}
+
+void check_weights(const CostWeights& w) {
+  for (const auto& [name, value] : {std::pair{"weights.latency", w.latency}, {"weights.tail", w.tail},
+                                    {"weights.error", w.error}, {"weights.flips", w.flips},
+                                    {"weights.variance", w.variance}, {"weights.deopt", w.deopt},
+                                    {"weights.energy", w.energy}, {"weights.memory", w.memory}})
+    check_number(name, value, 0.0, 1e6);
+}
+
+void check_limits(const CostLimits& l) {
+  check_number("limits.max_relative_error", l.max_relative_error, 0.0, 1e30);
+  check_number("limits.relative_floor", l.relative_floor, 0.0, 1.0);
+  check_number("limits.max_variance_ratio", l.max_variance_ratio, 1.0, 1e30);
+}
+
+}  // namespace
+
+void check_options(const Options& options, const std::vector<TensorSpec>& inputs,
+                   const std::vector<TensorSpec>& outputs) {
+  const CostModelOptions& c = options.cost;
+  if (c.weights) check_weights(*c.weights);
+  if (c.limits) check_limits(*c.limits);
+  check_number("trial_calls", c.trial_calls, 1, 1e6);
+  check_number("shadow_samples", c.shadow_samples, 0, 1e6);
+  check_number("monitor_every", c.monitor_every, 0, 1e12);
+  check_number("max_shadow_overhead", c.max_shadow_overhead, 0.0, 1e12);
+  check_number("shadow_burst_ms", c.shadow_burst_ms, 0.0, 1e12);
+  check_number("noise_copies", c.noise_copies, 0, 1024);
+  check_number("noise_sigma", c.noise_sigma, 0.0, 1e6);
+  for (const DecisionOutput& d : c.decisions) {
+    if (!has(outputs, d.output))
+      bad("decision output '" + d.output + "' is not an output of the model (its outputs: " + names(outputs) + ")");
+    check_number(("decision '" + d.output + "' threshold").c_str(), d.threshold, -1e300, 1e300);
+    check_number(("decision '" + d.output + "' near_margin").c_str(), d.near_margin, 0.0, 1e300);
+  }
+  for (const std::string& mask : c.dropout_mask_inputs)
+    if (!has(inputs, mask))
+      bad("dropout mask input '" + mask + "' is not an input of the model (its inputs: " + names(inputs) + ")");
+}
+
+}  // namespace canary
