@@ -65,6 +65,22 @@ bool onednn_batch_norm(const BatchNormParams& p, const Tensor& x, const Tensor& 
 bool onednn_gru(const GruParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
                 const Tensor* sequence_lens, const Tensor* initial_h, Tensor* y, Tensor* y_h);
 
+// While alive, the onednn_* kernels are used (enabled) or skipped (disabled:
+// the callers run the reference kernels) on the constructing thread; the
+// destructor restores the previous state. Options::use_onednn sets it per call.
+class OnednnEnabledScope {
+ public:
+  explicit OnednnEnabledScope(bool enabled);
+  ~OnednnEnabledScope();
+  OnednnEnabledScope(const OnednnEnabledScope&) = delete;
+  OnednnEnabledScope& operator=(const OnednnEnabledScope&) = delete;
+
+ private:
+  bool previous_;
+};
+// True unless an OnednnEnabledScope(false) is alive on the calling thread.
+bool onednn_enabled();
+
 // While alive, oneDNN kernels called on the constructing thread run on
 // `threads` OpenMP threads (0: leave the current setting, by default
 // OMP_NUM_THREADS or the core count); the destructor restores the previous

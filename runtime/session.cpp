@@ -76,6 +76,7 @@ vm::RunLimits limits_of(const Options& o) {
   limits.max_tensor_bytes = o.max_tensor_bytes;
   limits.max_loop_iterations = o.max_loop_iterations;
   limits.intra_op_threads = o.intra_op_threads;
+  limits.use_onednn = o.use_onednn;
   return limits;
 }
 

@@ -41,6 +41,7 @@ FrameView Interpreter::frame_view() {
 std::vector<Tensor> Interpreter::run(std::span<const Tensor> inputs) {
   const ScopedTensorAllocationLimit allocation_limit(limits_.max_tensor_bytes);
   const kernels::OnednnThreadScope onednn_threads(limits_.intra_op_threads);
+  const kernels::OnednnEnabledScope onednn_enabled(limits_.use_onednn);
   bind_inputs(inputs);
   try {
     execute();

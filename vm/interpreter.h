@@ -22,6 +22,7 @@ struct RunLimits {
   std::size_t max_tensor_bytes = 16ull << 30;      // any one tensor
   std::int64_t max_loop_iterations = 1 << 24;      // any one loop execution
   int intra_op_threads = 1;                         // oneDNN threads inside one kernel; 0: library default
+  bool use_onednn = true;                           // false: the reference kernels only
 };
 
 // One per Session (per thread); the Program is immutable and shared.

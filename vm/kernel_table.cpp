@@ -130,7 +130,7 @@ void run_matmul(const InstrParams&, const KernelCall& c) {
 }
 
 void run_matmul_onednn(const InstrParams&, const KernelCall& c) {
-  if (!k::onednn_matmul(c.input(0), c.input(1), c.output(0))) k::matmul(c.input(0), c.input(1), c.output(0));
+  if (!k::onednn_enabled() || !k::onednn_matmul(c.input(0), c.input(1), c.output(0))) k::matmul(c.input(0), c.input(1), c.output(0));
 }
 
 void run_gemm(const InstrParams& p, const KernelCall& c) {
@@ -138,7 +138,7 @@ void run_gemm(const InstrParams& p, const KernelCall& c) {
 }
 
 void run_gemm_onednn(const InstrParams& p, const KernelCall& c) {
-  if (!k::onednn_gemm(as<GemmP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0)))
+  if (!k::onednn_enabled() || !k::onednn_gemm(as<GemmP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0)))
     k::gemm(as<GemmP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0));
 }
 
@@ -148,7 +148,7 @@ void run_conv(const InstrParams& p, const KernelCall& c) {
 
 void run_conv_onednn(const InstrParams& p, const KernelCall& c) {
   const ConvP& cp = as<ConvP>(p);
-  if (!k::onednn_conv(cp.p, c.input(0), c.input(1), c.optional_input(2), c.output(0), cp.weights_are_constant))
+  if (!k::onednn_enabled() || !k::onednn_conv(cp.p, c.input(0), c.input(1), c.optional_input(2), c.output(0), cp.weights_are_constant))
     k::conv(cp.p, c.input(0), c.input(1), c.optional_input(2), c.output(0));
 }
 
@@ -164,7 +164,7 @@ void run_reduce(const InstrParams& p, const KernelCall& c) {
 void run_softmax(const InstrParams& p, const KernelCall& c) { k::softmax(as<AxisP>(p).axis, c.input(0), c.output(0)); }
 
 void run_softmax_onednn(const InstrParams& p, const KernelCall& c) {
-  if (!k::onednn_softmax(as<AxisP>(p).axis, c.input(0), c.output(0))) run_softmax(p, c);
+  if (!k::onednn_enabled() || !k::onednn_softmax(as<AxisP>(p).axis, c.input(0), c.output(0))) run_softmax(p, c);
 }
 
 void run_layer_norm(const InstrParams& p, const KernelCall& c) {
@@ -173,7 +173,7 @@ void run_layer_norm(const InstrParams& p, const KernelCall& c) {
 }
 
 void run_layer_norm_onednn(const InstrParams& p, const KernelCall& c) {
-  if (!k::onednn_layer_norm(as<LayerNormP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0),
+  if (!k::onednn_enabled() || !k::onednn_layer_norm(as<LayerNormP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0),
                             c.optional_output(1), c.optional_output(2)))
     run_layer_norm(p, c);
 }
@@ -228,7 +228,7 @@ void run_lstm(const InstrParams& p, const KernelCall& c) {
 }
 
 void run_lstm_onednn(const InstrParams& p, const KernelCall& c) {
-  if (!k::onednn_lstm(as<LstmP>(p).p, c.input(0), c.input(1), c.input(2), c.optional_input(3), c.optional_input(4),
+  if (!k::onednn_enabled() || !k::onednn_lstm(as<LstmP>(p).p, c.input(0), c.input(1), c.input(2), c.optional_input(3), c.optional_input(4),
                       c.optional_input(5), c.optional_input(6), c.optional_input(7), c.optional_output(0),
                       c.optional_output(1), c.optional_output(2), as<LstmP>(p).weights_are_constant))
     run_lstm(p, c);
@@ -285,7 +285,7 @@ void run_split(const InstrParams& p, const KernelCall& c) {
 void run_pool(const InstrParams& p, const KernelCall& c) { k::pool(as<PoolP>(p).p, c.input(0), c.output(0)); }
 
 void run_pool_onednn(const InstrParams& p, const KernelCall& c) {
-  if (!k::onednn_pool(as<PoolP>(p).p, c.input(0), c.output(0))) run_pool(p, c);
+  if (!k::onednn_enabled() || !k::onednn_pool(as<PoolP>(p).p, c.input(0), c.output(0))) run_pool(p, c);
 }
 
 void run_global_average_pool(const InstrParams&, const KernelCall& c) {
@@ -293,7 +293,7 @@ void run_global_average_pool(const InstrParams&, const KernelCall& c) {
 }
 
 void run_global_average_pool_onednn(const InstrParams& p, const KernelCall& c) {
-  if (!k::onednn_global_average_pool(c.input(0), c.output(0))) run_global_average_pool(p, c);
+  if (!k::onednn_enabled() || !k::onednn_global_average_pool(c.input(0), c.output(0))) run_global_average_pool(p, c);
 }
 
 void run_batch_norm(const InstrParams& p, const KernelCall& c) {
@@ -301,7 +301,7 @@ void run_batch_norm(const InstrParams& p, const KernelCall& c) {
 }
 
 void run_batch_norm_onednn(const InstrParams& p, const KernelCall& c) {
-  if (!k::onednn_batch_norm(as<BatchNormP>(p).p, c.input(0), c.input(1), c.input(2), c.input(3), c.input(4),
+  if (!k::onednn_enabled() || !k::onednn_batch_norm(as<BatchNormP>(p).p, c.input(0), c.input(1), c.input(2), c.input(3), c.input(4),
                             c.output(0)))
     run_batch_norm(p, c);
 }
@@ -312,7 +312,7 @@ void run_gru(const InstrParams& p, const KernelCall& c) {
 }
 
 void run_gru_onednn(const InstrParams& p, const KernelCall& c) {
-  if (!k::onednn_gru(as<GruP>(p).p, c.input(0), c.input(1), c.input(2), c.optional_input(3), c.optional_input(4),
+  if (!k::onednn_enabled() || !k::onednn_gru(as<GruP>(p).p, c.input(0), c.input(1), c.input(2), c.optional_input(3), c.optional_input(4),
                      c.optional_input(5), c.optional_output(0), c.optional_output(1)))
     run_gru(p, c);
 }

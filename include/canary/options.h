@@ -61,6 +61,12 @@ struct Options {
   // core count). Set on the calling thread for the call only. Small ops are
   // usually fastest on one thread.
   int intra_op_threads = 1;
+  // Run MatMul, Gemm, Conv, LSTM, GRU, pooling and normalisation on oneDNN
+  // where it applies. Off: the reference kernels only (slower). oneDNN 2.6
+  // leaves some of its generated kernels in pages that are writable and
+  // executable; a deployment that requires strict W^X turns it off, and then
+  // only Canary's own code (never writable and executable) is generated.
+  bool use_onednn = true;
   // Per-tier wall-clock timers (Stats::time): where each call's time goes, by
   // interpreted op, compiled kernel call, fused group, row kernel and guards.
   // Costs two clock reads (~40 ns) per timed step, so it is off by default.
