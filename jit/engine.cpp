@@ -316,39 +316,65 @@ std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tie
   return compile_plan(task.trace.id, program_, std::move(plan), *isa_, cache_, error);
 }
 
-// Compiles one trace and installs it, or walks down the ladder. Whatever
-// throws, the anchor leaves the compiling state and wait_idle() wakes up.
+// Compiles one trace and installs it, or walks down the ladder. With the
+// cost model on, the installed variant serves calls while the other
+// candidates compile, then the trial starts. Whatever throws, the anchor
+// leaves the compiling state and wait_idle() wakes up.
 void Engine::compile(const Task& task) {
   std::string error;
   Tier tier = Tier::ExactFused;
   std::shared_ptr<const CompiledTrace> compiled;
-  std::shared_ptr<cost::Trial> trial;
   try {
     compiled = build_variant(task, tier, error);
-    if (compiled && cost_enabled()) trial = build_trial(task, compiled);
   } catch (const std::exception& ex) {
     error = ex.what();
   } catch (...) {
     error = "unknown exception";
   }
+  bool trial_wanted = false;
+  {
+    std::lock_guard lock(mu_);
+    Anchor& a = *anchors_[task.anchor.index];
+    try {
+      if (compiled) {
+        install(a, compiled, task.call);
+        trial_wanted = cost_enabled();
+      } else {
+        ++totals_.compile_failures;
+        Event e = event(EventKind::CompileFailed, task.anchor, task.call);
+        e.trace = task.trace.id;
+        e.message = "trace " + std::to_string(task.trace.id) + " (" + std::string(tier_name(tier)) +
+                    ") failed to compile: " + error + "; the interpreter keeps running the region";
+        events_.add(std::move(e));
+        note_compile_failure(a, task.anchor, task.call);
+      }
+    } catch (...) {
+      // Out of memory while publishing: the region stays interpreted.
+      trial_wanted = false;
+    }
+    if (!trial_wanted) {
+      a.compiling = false;
+      --busy_;
+      idle_cv_.notify_all();
+      return;
+    }
+  }
+  std::shared_ptr<cost::Trial> trial;
+  try {
+    trial = build_trial(task, compiled);
+  } catch (...) {
+    // No trial: the installed variant stays, as with the cost model off.
+  }
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[task.anchor.index];
   a.compiling = false;
   try {
-    if (compiled) {
-      install(a, std::move(compiled), task.call);
-      if (trial) start_trial(a, task.anchor, std::move(trial), task.call);
-    } else {
-      ++totals_.compile_failures;
-      Event e = event(EventKind::CompileFailed, task.anchor, task.call);
-      e.trace = task.trace.id;
-      e.message = "trace " + std::to_string(task.trace.id) + " (" + std::string(tier_name(tier)) +
-                  ") failed to compile: " + error + "; the interpreter keeps running the region";
-      events_.add(std::move(e));
-      note_compile_failure(a, task.anchor, task.call);
-    }
+    const bool still_installed =
+        std::any_of(a.list->begin(), a.list->end(), [&](const auto& v) { return v == compiled; });
+    set_trial(a, trial && still_installed ? std::move(trial) : nullptr);
+    if (a.trial) start_trial(a, task.anchor, task.call);
   } catch (...) {
-    // Out of memory while publishing: the region stays interpreted.
+    set_trial(a, nullptr);
   }
   --busy_;
   idle_cv_.notify_all();
@@ -448,7 +474,6 @@ void Engine::on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, 
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
   if (e) events_.add(std::move(*e));
-  if (a.trial) note_shapes_locked(a, headers);
   ++a.failures_since_install;
   if (a.recording || a.compiling || a.wants_recording || a.failures_since_install < kRetraceAfterFailures) return;
 

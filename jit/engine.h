@@ -84,7 +84,7 @@ class Engine {
   bool cost_enabled() const { return cost_options_.enabled && active(); }
   const CostModelOptions& cost_options() const { return cost_options_; }
   const cost::RaplReader& rapl() const { return rapl_; }
-  std::optional<cost::Ticket> ticket(bool may_shadow, bool new_shape);
+  std::optional<cost::Ticket> ticket(bool may_shadow, bool new_shape) noexcept;
   // The candidate a ticket names; null for the interpreter (or a trial that ended).
   std::shared_ptr<const CompiledTrace> ticket_trace(const cost::Ticket& ticket) const;
   // The other candidates of the ticket's trial that still need a shadowed call.
@@ -92,7 +92,10 @@ class Engine {
   // The entry shapes a ticketed call brought (for the expected-deopt term).
   void note_entry_shapes(vm::AnchorId anchor, const vm::FrameView& frame);
   // What the ticketed call measured; completes the trial when it has enough.
-  void report_trial(const cost::Ticket& ticket, const cost::TrialSample& sample, std::uint64_t call);
+  // Never throws: the cost model's bookkeeping never fails a user's call.
+  void report_trial(const cost::Ticket& ticket, const cost::TrialSample& sample, std::uint64_t call) noexcept;
+  // The ticketed call failed (the error reaches the user): the turn goes back.
+  void abandon_ticket(const cost::Ticket& ticket) noexcept;
 
   // Blocks until nothing is queued or compiling.
   void wait_idle();
@@ -123,10 +126,15 @@ class Engine {
   void note_compile_failure(Anchor& a, vm::AnchorId anchor, std::uint64_t call);
   void request_retrace(Anchor& a, vm::AnchorId anchor, std::string decision, std::uint64_t call);
   bool injected_fault();
-  std::shared_ptr<cost::Trial> build_trial(const Task& task, std::shared_ptr<const CompiledTrace> primary);
-  void start_trial(Anchor& a, vm::AnchorId anchor, std::shared_ptr<cost::Trial> trial, std::uint64_t call);
+  std::shared_ptr<cost::Trial> build_trial(const Task& task, const std::shared_ptr<const CompiledTrace>& primary);
+  // Replaces the anchor's trial (keeping the open/decided counts of the fast path).
+  void set_trial(Anchor& a, std::shared_ptr<cost::Trial> trial);
+  void start_trial(Anchor& a, vm::AnchorId anchor, std::uint64_t call);
   void finish_trial(Anchor& a, vm::AnchorId anchor, std::uint64_t call, const std::string& why);
   void apply_choice(Anchor& a, const cost::Trial& trial);
+  std::optional<cost::Ticket> ticket_locked(bool may_shadow);
+  std::optional<cost::Ticket> monitor_ticket_locked();
+  void report_locked(const cost::Ticket& ticket, const cost::TrialSample& sample, std::uint64_t call);
   void note_shapes_locked(Anchor& a, const std::vector<TensorHeader>& headers);
   Event event(EventKind kind, vm::AnchorId anchor, std::uint64_t call) const;
 
@@ -137,6 +145,11 @@ class Engine {
   CostLimits cost_limits_;
   cost::RaplReader rapl_;
   std::uint64_t next_trial_epoch_ = 1;
+  // Lock-free fast path of ticket(): trials not yet decided, decided ones
+  // (monitored), and the model-wide call count that paces monitoring.
+  std::atomic<std::uint32_t> open_trials_{0};
+  std::atomic<bool> any_decided_{false};
+  std::atomic<std::uint64_t> monitor_calls_{0};
   std::optional<x86::Isa> isa_;
   x86::CodeCache cache_;
   EventLog events_;

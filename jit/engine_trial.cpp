@@ -26,7 +26,7 @@ bool fails_gate(const CostDecision& d) { return !d.candidates[d.chosen].passed; 
 
 // Compiles every candidate of the trace (outside the lock). A candidate that
 // fails to compile is left out; the primary and the interpreter always stay.
-std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, std::shared_ptr<const CompiledTrace> primary) {
+std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::shared_ptr<const CompiledTrace>& primary) {
   cost::CandidateSpec first;
   {
     std::lock_guard lock(mu_);
@@ -64,23 +64,50 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, std::shared_p
   return trial;
 }
 
-void Engine::start_trial(Anchor& a, vm::AnchorId anchor, std::shared_ptr<cost::Trial> trial, std::uint64_t call) {
-  trial->epoch = next_trial_epoch_++;
-  if (a.trial) trial->shapes = a.trial->shapes;  // what the anchor saw stays evidence
-  std::string names;
-  for (const cost::TrialCandidate& c : trial->candidates) names += (names.empty() ? "" : ", ") + c.spec.name;
-  Event e = event(EventKind::Decision, anchor, call);
-  e.trace = trial->trace;
-  e.decision = "trial";
-  e.message = "cost model (" + profile_label(cost_options_) + "): trial of trace " + std::to_string(trial->trace) +
-              " at '" + a.name + "' with " + std::to_string(trial->candidates.size()) + " candidates: " + names;
-  events_.add(std::move(e));
+void Engine::set_trial(Anchor& a, std::shared_ptr<cost::Trial> trial) {
+  if (a.trial && !a.trial->decided) open_trials_.fetch_sub(1, std::memory_order_relaxed);
+  // What the anchor saw stays evidence for the next trial.
+  if (trial && a.trial) trial->shapes = std::move(a.trial->shapes);
+  if (trial && !trial->decided) open_trials_.fetch_add(1, std::memory_order_relaxed);
   a.trial = std::move(trial);
 }
 
-std::optional<cost::Ticket> Engine::ticket(bool may_shadow, bool new_shape) {
+void Engine::start_trial(Anchor& a, vm::AnchorId anchor, std::uint64_t call) {
+  cost::Trial& trial = *a.trial;
+  trial.epoch = next_trial_epoch_++;
+  std::string names;
+  for (const cost::TrialCandidate& c : trial.candidates) names += (names.empty() ? "" : ", ") + c.spec.name;
+  Event e = event(EventKind::Decision, anchor, call);
+  e.trace = trial.trace;
+  e.decision = "trial";
+  e.message = "cost model (" + profile_label(cost_options_) + "): trial of trace " + std::to_string(trial.trace) +
+              " at '" + a.name + "' with " + std::to_string(trial.candidates.size()) + " candidates: " + names;
+  events_.add(std::move(e));
+}
+
+std::optional<cost::Ticket> Engine::ticket(bool may_shadow, bool new_shape) noexcept {
   if (!cost_enabled()) return std::nullopt;
-  std::lock_guard lock(mu_);
+  // Lock-free when nothing is on trial and no monitoring sample is due.
+  const bool open = open_trials_.load(std::memory_order_relaxed) > 0;
+  bool monitor_due = false;
+  if (any_decided_.load(std::memory_order_relaxed) && may_shadow) {
+    const std::uint64_t n = monitor_calls_.fetch_add(1, std::memory_order_relaxed) + 1;
+    monitor_due = new_shape || (cost_options_.monitor_every > 0 &&
+                                n % static_cast<std::uint64_t>(cost_options_.monitor_every) == 0);
+  }
+  if (!open && !monitor_due) return std::nullopt;
+  try {
+    std::lock_guard lock(mu_);
+    if (open)
+      if (std::optional<cost::Ticket> t = ticket_locked(may_shadow)) return t;
+    return monitor_due ? monitor_ticket_locked() : std::nullopt;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+// A trial ticket: the first undecided trial with a candidate this call can serve.
+std::optional<cost::Ticket> Engine::ticket_locked(bool may_shadow) {
   for (std::uint32_t i = 0; i < anchors_.size(); ++i) {
     Anchor& a = *anchors_[i];
     if (!a.trial || a.trial->decided) continue;
@@ -91,19 +118,26 @@ std::optional<cost::Ticket> Engine::ticket(bool may_shadow, bool new_shape) {
     ++a.trial->tickets;
     return cost::Ticket{i, a.trial->epoch, *c, may_shadow && cost::wants_shadow(cand, cost_options_), false};
   }
-  // Decided anchors: shadow the first call at a new shape and 1 in monitor_every.
-  if (!may_shadow) return std::nullopt;
+  return std::nullopt;
+}
+
+// A monitoring ticket: the first decided anchor's installed choice, shadowed.
+std::optional<cost::Ticket> Engine::monitor_ticket_locked() {
   for (std::uint32_t i = 0; i < anchors_.size(); ++i) {
-    Anchor& a = *anchors_[i];
-    if (!a.trial || !a.trial->decided) continue;
-    bool due = new_shape;
-    if (cost_options_.monitor_every > 0 && ++a.trial->monitor_countdown >= static_cast<std::uint64_t>(cost_options_.monitor_every)) {
-      a.trial->monitor_countdown = 0;
-      due = true;
-    }
-    if (due) return cost::Ticket{i, a.trial->epoch, static_cast<std::uint32_t>(a.trial->chosen), true, true};
+    const Anchor& a = *anchors_[i];
+    if (a.trial && a.trial->decided)
+      return cost::Ticket{i, a.trial->epoch, static_cast<std::uint32_t>(a.trial->chosen), true, true};
   }
   return std::nullopt;
+}
+
+void Engine::abandon_ticket(const cost::Ticket& t) noexcept {
+  std::lock_guard lock(mu_);
+  Anchor& a = *anchors_[t.anchor];
+  if (!a.trial || a.trial->epoch != t.epoch || t.monitor || t.candidate >= a.trial->candidates.size()) return;
+  cost::TrialCandidate& c = a.trial->candidates[t.candidate];
+  if (c.issued > 0) --c.issued;
+  if (a.trial->tickets > 0) --a.trial->tickets;
 }
 
 std::shared_ptr<const CompiledTrace> Engine::ticket_trace(const cost::Ticket& t) const {
@@ -140,8 +174,16 @@ void Engine::note_entry_shapes(vm::AnchorId anchor, const vm::FrameView& frame) 
   note_shapes_locked(a, headers);
 }
 
-void Engine::report_trial(const cost::Ticket& t, const cost::TrialSample& sample, std::uint64_t call) {
-  std::lock_guard lock(mu_);
+void Engine::report_trial(const cost::Ticket& t, const cost::TrialSample& sample, std::uint64_t call) noexcept {
+  try {
+    std::lock_guard lock(mu_);
+    report_locked(t, sample, call);
+  } catch (...) {
+    // Out of memory while deciding: the trial stays open and decides on a later sample.
+  }
+}
+
+void Engine::report_locked(const cost::Ticket& t, const cost::TrialSample& sample, std::uint64_t call) {
   Anchor& a = *anchors_[t.anchor];
   if (!a.trial || a.trial->epoch != t.epoch || t.candidate >= a.trial->candidates.size()) return;
   cost::Trial& trial = *a.trial;
@@ -151,7 +193,7 @@ void Engine::report_trial(const cost::Ticket& t, const cost::TrialSample& sample
     if (cost::trial_complete(trial, cost_options_)) finish_trial(a, anchor, call, "");
     return;
   }
-  // Monitoring: the chosen candidate is re-judged with every new sample.
+  // Monitoring: the installed choice is re-judged with every shadowed sample.
   if (t.monitor && sample.shadowed && t.candidate == trial.chosen)
     finish_trial(a, anchor, call, "monitoring found the installed choice failing a gate");
 }
@@ -167,16 +209,19 @@ void Engine::finish_trial(Anchor& a, vm::AnchorId anchor, std::uint64_t call, co
   auto decision = std::make_shared<CostDecision>(
       cost::decide(measured, cost_weights_, cost_limits_, profile_label(cost_options_)));
   if (!why.empty()) {
-    // Re-judge the installed choice; keep it unless it now fails a gate.
+    // Re-judge the installed choice; keep it unless it now fails a gate and
+    // something else would be chosen (the reference path failing stays).
     CostDecision current = *decision;
     current.chosen = trial.chosen;
-    if (!fails_gate(current)) return;
+    if (!fails_gate(current) || decision->chosen == trial.chosen) return;
     decision->reason = why + " (" + trial.candidates[trial.chosen].spec.name + "); " + decision->reason;
   }
   decision->anchor = a.name;
   decision->trace = trial.trace;
   decision->call = call;
+  if (!trial.decided) open_trials_.fetch_sub(1, std::memory_order_relaxed);
   trial.decided = true;
+  any_decided_.store(true, std::memory_order_relaxed);
   trial.chosen = decision->chosen;
   apply_choice(a, trial);
   Event e = event(EventKind::Decision, anchor, call);

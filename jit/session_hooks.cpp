@@ -57,9 +57,10 @@ vm::EntryResult SessionHooks::entered(vm::AnchorId anchor, const CompiledTrace& 
   return r;
 }
 
-void SessionHooks::set_ticket(std::optional<cost::Ticket> ticket) {
+void SessionHooks::set_ticket(std::optional<cost::Ticket> ticket, bool note_shapes) {
   ticket_ = ticket;
-  ticket_ran_ = ticket_noted_ = false;
+  ticket_ran_ = false;
+  ticket_noted_ = !note_shapes;
   std::shared_ptr<const CompiledTrace> trace = ticket ? engine_->ticket_trace(*ticket) : nullptr;
   if (trace != ticket_trace_) ticket_scratch_ = TraceScratch{};
   ticket_trace_ = std::move(trace);
@@ -80,6 +81,7 @@ std::optional<vm::EntryResult> SessionHooks::enter_ticket(vm::AnchorId anchor, c
   const TraceRun run = ticket_trace_->run(frame, ctx_, ticket_scratch_);
   if (run.outcome == TraceOutcome::GuardFailed) return std::nullopt;
   ticket_ran_ = true;
+  exited_from_ticket_ = run.outcome == TraceOutcome::Exited;
   return entered(anchor, *ticket_trace_, run);
 }
 
@@ -122,6 +124,11 @@ void SessionHooks::on_side_exit(const vm::Program&, vm::AnchorId anchor, vm::Exi
                                 const vm::FrameView& frame) {
   if (exited_ == nullptr) return;
   ++counters_.deopts;
+  if (exited_from_ticket_) {
+    exited_from_ticket_ = false;
+    exited_ = nullptr;
+    return;
+  }
   const Plan& plan = exited_->plan();
   // A loop trace whose entry guards failed for a later iteration learns like
   // a refused entry (the carried shapes changed); other exits are deopts.

@@ -23,7 +23,9 @@ class SessionHooks final : public vm::JitHooks {
   const JitStats& counters() const { return counters_; }
   // The cost model's ticket for this call (nullopt: none): at its anchor the
   // named candidate runs instead of the installed variants.
-  void set_ticket(std::optional<cost::Ticket> ticket);
+  // note_shapes: the call's entry shapes go to the trial's histogram (once
+  // per call: extra runs of the same inputs pass false).
+  void set_ticket(std::optional<cost::Ticket> ticket, bool note_shapes = true);
   // Whether the ticket's candidate ran (its guards admitted the call).
   bool ticket_ran() const { return ticket_ran_; }
   // Compiled code adds its step times here (nullptr: no timing).
@@ -60,6 +62,9 @@ class SessionHooks final : public vm::JitHooks {
   std::shared_ptr<const CompiledTrace> ticket_trace_;
   TraceScratch ticket_scratch_;
   bool ticket_ran_ = false, ticket_noted_ = false;
+  // The variant that exited was a ticket's candidate: its exits stay out of
+  // the anchor's ladder (a trial must not demote, cut or retrace the anchor).
+  bool exited_from_ticket_ = false;
 };
 
 }  // namespace canary::jit

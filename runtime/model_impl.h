@@ -43,7 +43,7 @@ struct Session::Impl {
   std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> shadow_call(const jit::cost::Ticket& ticket,
                                                                                 const std::vector<Tensor>& inputs,
                                                                                 const std::vector<Tensor>& outputs,
-                                                                                jit::cost::TrialSample& sample);
+                                                                                jit::cost::TrialSample& sample) noexcept;
 
   // use_jit: attach the model's engine (never for the fp64 reference session).
   Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program, bool use_jit);

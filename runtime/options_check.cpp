@@ -49,7 +49,7 @@ void check_options(const Options& options, const std::vector<TensorSpec>& inputs
   if (c.weights) check_weights(*c.weights);
   if (c.limits) check_limits(*c.limits);
   check_number("trial_calls", c.trial_calls, 1, 1e6);
-  check_number("shadow_samples", c.shadow_samples, 0, 1e6);
+  check_number("shadow_samples", c.shadow_samples, 1, 1e6);  // a candidate is only chosen once measured
   check_number("monitor_every", c.monitor_every, 0, 1e12);
   check_number("max_shadow_overhead", c.max_shadow_overhead, 0.0, 1e12);
   check_number("shadow_burst_ms", c.shadow_burst_ms, 0.0, 1e12);

@@ -29,13 +29,28 @@ bool Session::Impl::shadow_fits(double call_us) const {
   return o.max_shadow_overhead > 0 && stats.cost.shadow_us + estimate <= allowed;
 }
 
+// Clears the hooks' ticket however the call leaves, so the next call never
+// runs a stale candidate.
+class TicketScope {
+ public:
+  TicketScope(jit::SessionHooks& hooks, const jit::cost::Ticket& ticket) : hooks_(hooks) { hooks_.set_ticket(ticket); }
+  ~TicketScope() { hooks_.set_ticket(std::nullopt); }
+  TicketScope(const TicketScope&) = delete;
+  TicketScope& operator=(const TicketScope&) = delete;
+
+ private:
+  jit::SessionHooks& hooks_;
+};
+
 // Compares the call's candidate with the fp64 reference and, on the same
 // reference outputs, every other candidate of the trial that still needs a
 // shadowed call (each run once more on these inputs, untimed): one reference
-// run serves them all.
+// run serves them all. Never throws: a shadow that fails (the reference
+// running out of a limit, memory) leaves the call unshadowed, and the user's
+// call has already succeeded.
 std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> Session::Impl::shadow_call(
     const jit::cost::Ticket& ticket, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-    jit::cost::TrialSample& sample) {
+    jit::cost::TrialSample& sample) noexcept {
   std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> others;
   const auto run = [&](const std::vector<Tensor>& x) { return interpreter.run(x); };
   try {
@@ -45,7 +60,7 @@ std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> Session::Impl:
     for (std::uint32_t k : model->engine->shadow_candidates(ticket)) {
       jit::cost::Ticket t = ticket;
       t.candidate = k;
-      hooks->set_ticket(t);
+      hooks->set_ticket(t, false);
       const std::vector<Tensor> out = interpreter.run(inputs);
       jit::cost::TrialSample s;
       s.timed = false;
@@ -54,9 +69,7 @@ std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> Session::Impl:
       shadow->compare(ref, out, run, s);
       others.emplace_back(t, s);
     }
-  } catch (const Error&) {
-    // A perturbed copy the model rejects (or the reference running out of a
-    // limit) leaves this call unshadowed; the call itself succeeded.
+  } catch (...) {
     sample = jit::cost::TrialSample{sample.call_us, sample.candidate_ran};
     others.clear();
   }
@@ -74,37 +87,37 @@ std::vector<Tensor> Session::Impl::run_call(const std::vector<Tensor>& inputs, b
     stats.cost.calls_us += last_call_us;
     return out;
   }
-  hooks->set_ticket(ticket);
   jit::cost::TrialSample sample;
-  const jit::cost::RaplSample e0 = engine.rapl().readable() ? engine.rapl().read() : jit::cost::RaplSample{};
-  const Clock::time_point t0 = Clock::now();
   std::vector<Tensor> out;
-  try {
-    out = interpreter.run(inputs);
-  } catch (...) {
-    hooks->set_ticket(std::nullopt);
-    throw;
-  }
-  sample.call_us = last_call_us = us_since(t0);
-  if (e0.ok) {
-    sample.energy_joules = engine.rapl().joules_between(e0, engine.rapl().read());
-    sample.energy_measured = true;
-  }
-  sample.candidate_ran = hooks->ticket_ran();
-  stats.cost.calls_us += sample.call_us;
-  if (!ticket->monitor) ++stats.cost.trial_calls;
-
   std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> others;
-  if (ticket->shadow && (!sample.candidate_ran || !shadow_fits(sample.call_us))) {
-    ++stats.cost.shadow_skipped;
-  } else if (ticket->shadow) {
-    const Clock::time_point s0 = Clock::now();
-    others = shadow_call(*ticket, inputs, out, sample);
-    last_shadow_us = us_since(s0);
-    stats.cost.shadow_us += last_shadow_us;
-    stats.cost.shadow_calls += sample.shadowed ? 1 : 0;
+  {
+    const TicketScope scope(*hooks, *ticket);
+    const jit::cost::RaplSample e0 = engine.rapl().readable() ? engine.rapl().read() : jit::cost::RaplSample{};
+    const Clock::time_point t0 = Clock::now();
+    try {
+      out = interpreter.run(inputs);
+    } catch (...) {
+      engine.abandon_ticket(*ticket);  // the trial hands the turn to a later call
+      throw;
+    }
+    sample.call_us = last_call_us = us_since(t0);
+    if (e0.ok) {
+      sample.energy_joules = engine.rapl().joules_between(e0, engine.rapl().read());
+      sample.energy_measured = true;
+    }
+    sample.candidate_ran = hooks->ticket_ran();
+    stats.cost.calls_us += sample.call_us;
+    if (!ticket->monitor) ++stats.cost.trial_calls;
+    if (ticket->shadow && (!sample.candidate_ran || !shadow_fits(sample.call_us))) {
+      ++stats.cost.shadow_skipped;
+    } else if (ticket->shadow) {
+      const Clock::time_point s0 = Clock::now();
+      others = shadow_call(*ticket, inputs, out, sample);
+      last_shadow_us = us_since(s0);
+      stats.cost.shadow_us += last_shadow_us;
+      stats.cost.shadow_calls += sample.shadowed ? 1 : 0;
+    }
   }
-  hooks->set_ticket(std::nullopt);
   engine.report_trial(*ticket, sample, call);
   for (const auto& [t, s] : others) engine.report_trial(t, s, call);
   return out;

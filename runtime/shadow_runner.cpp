@@ -63,9 +63,16 @@ std::vector<Tensor> ShadowRunner::perturbed(const std::vector<Tensor>& inputs) {
 ShadowRunner::Reference ShadowRunner::reference(const std::vector<Tensor>& inputs) {
   Reference ref;
   ref.outputs = reference_.run(inputs);
-  for (int k = 0; k < options_.noise_copies; ++k) {
-    ref.noisy_inputs.push_back(perturbed(inputs));
-    ref.noisy_outputs.push_back(reference_.run(ref.noisy_inputs.back()));
+  try {
+    for (int k = 0; k < options_.noise_copies; ++k) {
+      ref.noisy_inputs.push_back(perturbed(inputs));
+      ref.noisy_outputs.push_back(reference_.run(ref.noisy_inputs.back()));
+    }
+  } catch (const Error&) {
+    // A perturbed copy the model rejects: the spread goes unmeasured this
+    // call; the plain comparison stands.
+    ref.noisy_inputs.clear();
+    ref.noisy_outputs.clear();
   }
   return ref;
 }
@@ -78,9 +85,13 @@ void ShadowRunner::compare(const Reference& ref, const std::vector<Tensor>& outp
          sample);
   if (ref.noisy_inputs.empty()) return;
   std::vector<jit::cost::SpreadAccumulator> spread(outputs.size());
-  for (std::size_t k = 0; k < ref.noisy_inputs.size(); ++k) {
-    const std::vector<Tensor> c = run_candidate(ref.noisy_inputs[k]);
-    for (std::size_t i = 0; i < spread.size(); ++i) spread[i].add(c[i], ref.noisy_outputs[k][i]);
+  try {
+    for (std::size_t k = 0; k < ref.noisy_inputs.size(); ++k) {
+      const std::vector<Tensor> c = run_candidate(ref.noisy_inputs[k]);
+      for (std::size_t i = 0; i < spread.size(); ++i) spread[i].add(c[i], ref.noisy_outputs[k][i]);
+    }
+  } catch (const Error&) {
+    return;  // the candidate rejected a perturbed copy: spread unmeasured, the comparison stands
   }
   sample.noise_copies = ref.noisy_inputs.size();
   sample.variance_ratio = 0.0;

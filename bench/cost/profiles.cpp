@@ -323,7 +323,7 @@ struct ProfileRun {
   std::vector<std::shared_ptr<const canary::CostDecision>> decisions;  // first: the trial's; then any later
   std::uint64_t next_event = 0;
   std::vector<double> p50_us;  // per round
-  Tally tally;
+  Tally warm_up, tally;  // the warm-up pass (trials of new traces may still run); the timed rounds
   double timed_shadow_us = 0.0, timed_calls_us = 0.0;  // Stats::cost growth during the timed rounds
 };
 
@@ -358,13 +358,13 @@ void run_trial(ProfileRun& run, int cap) {
   }
 }
 
-// Runs every held-out call once, compares with the reference; returns the p50 latency in us.
-double run_held_out_pass(ProfileRun& run, const std::vector<CallOutputs>& reference, double threshold) {
+// Runs every held-out call once, compares with the reference into `tally`; returns the p50 latency in us.
+double run_held_out_pass(ProfileRun& run, const std::vector<CallOutputs>& reference, double threshold, Tally& tally) {
   std::vector<double> latencies;
   for (std::size_t i = 0; i < reference.size(); ++i) {
     const CallOutputs out = run.session->run_held_out(static_cast<int>(i));
     if (out.ran) latencies.push_back(out.latency_us);
-    compare_call(out, reference[i], threshold, run.tally);
+    compare_call(out, reference[i], threshold, tally);
   }
   collect_decisions(run);
   return median(latencies);
@@ -463,12 +463,16 @@ void print_details(const std::vector<ProfileRun>& runs) {
     const canary::CostStats& c = run.session->stats().cost;
     const double timed_overhead = run.timed_calls_us > 0 ? run.timed_shadow_us / run.timed_calls_us : 0.0;
     std::printf("%s: %llu trial calls, %llu shadowed (%.0f ms of shadow runs, %.0f ms of calls), %llu skipped; "
-                "overhead during the timed rounds alone %.1f%%; %llu held-out calls compared, %llu mismatched\n",
+                "overhead during the timed rounds alone %.1f%%; %llu held-out calls compared, %llu mismatched; "
+                "warm-up pass: max rel error %.2e, flips %llu near, %llu far of %llu\n",
                 canary::cost_profile_name(run.profile).c_str(), static_cast<unsigned long long>(c.trial_calls),
                 static_cast<unsigned long long>(c.shadow_calls), c.shadow_us / 1e3, c.calls_us / 1e3,
                 static_cast<unsigned long long>(c.shadow_skipped), 100.0 * timed_overhead,
                 static_cast<unsigned long long>(run.tally.compared_calls),
-                static_cast<unsigned long long>(run.tally.mismatched_calls));
+                static_cast<unsigned long long>(run.tally.mismatched_calls), run.warm_up.max_relative_error,
+                static_cast<unsigned long long>(run.warm_up.near_flips),
+                static_cast<unsigned long long>(run.warm_up.far_flips),
+                static_cast<unsigned long long>(run.warm_up.decisions));
   }
 }
 
@@ -485,12 +489,12 @@ void run_sample(const Sample& sample, const Args& args) {
     runs.emplace_back(profile, sample);
     run_trial(runs.back(), args.cap);
   }
-  for (ProfileRun& run : runs) run_held_out_pass(run, expected, sample.threshold);  // warm-up, untimed
+  for (ProfileRun& run : runs) run_held_out_pass(run, expected, sample.threshold, run.warm_up);  // untimed
   for (int round = 0; round < args.rounds; ++round)
     for (std::size_t k = 0; k < runs.size(); ++k) {
       ProfileRun& run = runs[(k + static_cast<std::size_t>(round)) % runs.size()];
       const canary::CostStats before = run.session->stats().cost;
-      run.p50_us.push_back(run_held_out_pass(run, expected, sample.threshold));
+      run.p50_us.push_back(run_held_out_pass(run, expected, sample.threshold, run.tally));
       run.timed_shadow_us += run.session->stats().cost.shadow_us - before.shadow_us;
       run.timed_calls_us += run.session->stats().cost.calls_us - before.calls_us;
     }

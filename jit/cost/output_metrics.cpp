@@ -205,20 +205,23 @@ Tensor redraw_mask(const Tensor& mask, std::mt19937_64& rng) {
 
 namespace {
 
-// Welford's update of per-element running means and sums of squared deviations.
+// Welford's update of per-element running means and sums of squared
+// deviations, for the elements not excluded.
 void welford_update(std::vector<double>& mean, std::vector<double>& m2, const std::vector<double>& x,
-                    std::uint64_t n) {
+                    std::uint64_t n, const std::vector<char>& excluded) {
   for (std::size_t i = 0; i < x.size(); ++i) {
+    if (excluded[i]) continue;
     const double delta = x[i] - mean[i];
     mean[i] += delta / static_cast<double>(n);
     m2[i] += delta * (x[i] - mean[i]);
   }
 }
 
-// Sum over elements of the sample variance.
-double summed_variance(const std::vector<double>& m2, std::uint64_t n) {
+// Sum over the elements not excluded of the sample variance.
+double summed_variance(const std::vector<double>& m2, std::uint64_t n, const std::vector<char>& excluded) {
   double sum = 0.0;
-  for (double v : m2) sum += v;
+  for (std::size_t i = 0; i < m2.size(); ++i)
+    if (!excluded[i]) sum += m2[i];
   return sum / static_cast<double>(n - 1);
 }
 
@@ -237,17 +240,24 @@ void SpreadAccumulator::add(const Tensor& candidate, const Tensor& reference) {
     m2_c_.assign(c.size(), 0.0);
     mean_r_.assign(r.size(), 0.0);
     m2_r_.assign(r.size(), 0.0);
+    excluded_.assign(r.size(), 0);
   }
+  // An element the reference itself makes NaN or Inf (a NaN input, say) has
+  // no spread to compare: it leaves the sums for good. A candidate that is
+  // non-finite where the reference is not keeps its element: its spread is
+  // then NaN, and the ratio infinite.
+  for (std::size_t i = 0; i < r.size(); ++i)
+    if (!std::isfinite(r[i])) excluded_[i] = 1;
   ++copies_;
-  welford_update(mean_c_, m2_c_, c, copies_);
-  welford_update(mean_r_, m2_r_, r, copies_);
+  welford_update(mean_c_, m2_c_, c, copies_, excluded_);
+  welford_update(mean_r_, m2_r_, r, copies_, excluded_);
 }
 
 // Candidate spread over reference spread (a NaN variance counts as infinite).
 double SpreadAccumulator::ratio() const {
   if (copies_ < 2) return 1.0;
-  const double vc = summed_variance(m2_c_, copies_);
-  const double vr = summed_variance(m2_r_, copies_);
+  const double vc = summed_variance(m2_c_, copies_, excluded_);
+  const double vr = summed_variance(m2_r_, copies_, excluded_);
   if (std::isnan(vc) || std::isnan(vr)) return kInf;
   if (vr == 0.0) return vc == 0.0 ? 1.0 : kInf;
   return std::sqrt(vc) / std::sqrt(vr);

@@ -69,6 +69,7 @@ class SpreadAccumulator {
   std::uint64_t copies_ = 0;
   std::uint64_t mismatches_ = 0;
   std::vector<double> mean_c_, m2_c_, mean_r_, m2_r_;
+  std::vector<char> excluded_;  // per element: the reference was non-finite in some copy
 };
 
 }  // namespace canary::jit::cost

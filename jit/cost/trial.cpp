@@ -23,7 +23,14 @@ constexpr double kExitOverheadUs = 1.0;
 
 void add_sample(TrialCandidate& c, const TrialSample& s) {
   CandidateMeasurements& m = c.measured;
-  if (s.timed && c.reported++ > 0) m.latency_us.push_back(s.call_us);
+  if (!s.candidate_ran) {
+    ++c.refused;
+    return;
+  }
+  if (s.timed && c.reported++ > 0) {
+    if (m.latency_us.size() < kMaxLatencySamples) m.latency_us.push_back(s.call_us);
+    else m.latency_us[(c.reported - 2) % kMaxLatencySamples] = s.call_us;
+  }
   if (s.shadowed) {
     ++m.shadow_calls;
     m.max_relative_error = std::max(m.max_relative_error, s.max_relative_error);
@@ -49,7 +56,8 @@ void add_sample(TrialCandidate& c, const TrialSample& s) {
 }
 
 bool wants_shadow(const TrialCandidate& c, const CostModelOptions& options) {
-  return c.measured.shadow_calls < static_cast<std::uint64_t>(std::max(0, options.shadow_samples));
+  const bool refuses = c.refused >= static_cast<std::uint64_t>(std::max(1, options.trial_calls));
+  return !refuses && c.measured.shadow_calls < static_cast<std::uint64_t>(std::max(0, options.shadow_samples));
 }
 
 std::optional<std::uint32_t> next_candidate(const Trial& trial, const CostModelOptions& options, bool may_shadow) {
@@ -57,9 +65,11 @@ std::optional<std::uint32_t> next_candidate(const Trial& trial, const CostModelO
   // Latency first (warm-up plus trial_calls each, fewest tickets first) ...
   const std::uint64_t calls = static_cast<std::uint64_t>(std::max(1, options.trial_calls)) + 1;
   std::optional<std::uint32_t> best;
-  for (std::uint32_t i = 0; i < trial.candidates.size(); ++i)
-    if (trial.candidates[i].issued < calls && (!best || trial.candidates[i].issued < trial.candidates[*best].issued))
+  for (std::uint32_t i = 0; i < trial.candidates.size(); ++i) {
+    const TrialCandidate& c = trial.candidates[i];
+    if (c.issued < calls + c.refused && c.refused < calls && (!best || c.issued < trial.candidates[*best].issued))
       best = i;
+  }
   if (best || !may_shadow) return best;
   // ... then only calls that will be shadowed are forced onto a candidate.
   for (std::uint32_t i = 0; i < trial.candidates.size(); ++i)
@@ -73,8 +83,10 @@ bool trial_complete(const Trial& trial, const CostModelOptions& options) {
   const std::uint64_t calls = static_cast<std::uint64_t>(std::max(1, options.trial_calls));
   const std::uint64_t limit = kMaxTrialRounds * calls * std::max<std::size_t>(1, trial.candidates.size());
   if (trial.tickets >= limit) return true;
+  // A candidate whose guards keep refusing the traffic has nothing more to
+  // measure: its "measured" gate fails and the trial goes on without it.
   return std::all_of(trial.candidates.begin(), trial.candidates.end(), [&](const TrialCandidate& c) {
-    return latency_samples(c) >= calls && !wants_shadow(c, options);
+    return c.refused >= calls || (latency_samples(c) >= calls && !wants_shadow(c, options));
   });
 }
 

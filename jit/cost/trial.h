@@ -42,7 +42,8 @@ struct TrialCandidate {
   WorkEstimate work;
   CandidateMeasurements measured;
   std::uint64_t issued = 0;                    // trial tickets handed out
-  std::uint64_t reported = 0;                  // samples received (the first is the warm-up)
+  std::uint64_t reported = 0;                  // timed samples received (the first is the warm-up)
+  std::uint64_t refused = 0;                   // trial calls its guards refused (the interpreter ran)
   std::uint64_t energy_samples = 0;            // RAPL-measured calls
 };
 
@@ -64,12 +65,14 @@ struct Trial {
   std::size_t chosen = 0;
   // Entry shapes seen at the anchor (each value: rank, dtype, dims), with counts.
   std::map<std::vector<std::int64_t>, std::uint64_t> shapes;
-  std::uint64_t monitor_countdown = 0;
 };
 
 // Folds one sample into a candidate's measurements. The first call of each
 // candidate is its warm-up: its latency is not kept (caches, primitive
-// creation), its accuracy is.
+// creation), its accuracy is. A call its guards refused measures nothing
+// about it and is counted as refused. At most kMaxLatencySamples latencies
+// are kept (monitoring goes on for the model's life): the oldest is replaced.
+inline constexpr std::size_t kMaxLatencySamples = 256;
 void add_sample(TrialCandidate& c, const TrialSample& s);
 
 // The candidate the next trial call should run: while latency samples are
@@ -77,7 +80,8 @@ void add_sample(TrialCandidate& c, const TrialSample& s);
 // session can shadow (may_shadow), one that still needs shadowed calls;
 // nullopt when the trial has what it needs or the call cannot help.
 std::optional<std::uint32_t> next_candidate(const Trial& trial, const CostModelOptions& options, bool may_shadow);
-// Whether that candidate still needs shadowed calls.
+// Whether that candidate still needs shadowed calls (never once its guards
+// have refused trial_calls calls).
 bool wants_shadow(const TrialCandidate& c, const CostModelOptions& options);
 // Every candidate has its trial calls (after warm-up) and shadow samples, or
 // the trial ran out of calls (kMaxTrialRounds x candidates x trial_calls).

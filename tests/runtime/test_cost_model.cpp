@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <thread>
 
 #include "jit_test_models.h"
 
@@ -154,7 +155,13 @@ TEST_CASE("cost model: robust rejects fast-math GELU for its error; speed choose
       CHECK(d.candidates[d.chosen].name == e->name);
     } else {
       CHECK(gate(*f, "max relative error")->passed);
-      CHECK(d.candidates[d.chosen].name == f->name);
+      // Speed weighs latency: fast math wins whenever it measured faster
+      // (about 20% here). On a machine too loaded to see that, the choice
+      // must still be the faster of the two as measured.
+      const double fast_p50 = term(*f, "latency p50")->value, exact_p50 = term(*e, "latency p50")->value;
+      if (fast_p50 < exact_p50 * 0.97) CHECK(d.candidates[d.chosen].name == f->name);
+      else if (exact_p50 < fast_p50 * 0.97) CHECK(d.candidates[d.chosen].name != f->name);
+      else WARN("fast and exact math measured within 3% of each other: " << fast_p50 << " vs " << exact_p50 << " us");
     }
   }
 }
@@ -205,6 +212,8 @@ TEST_CASE("cost model: a variant that turns overflow inputs into NaN is rejected
   REQUIRE(bf16 != d.candidates.end());
   CHECK_FALSE(gate(*bf16, "no new NaN/Inf")->passed);
   CHECK(d.candidates[d.chosen].name.find("bf16") == std::string::npos);
+  // The fp32 variant passes every gate: the rejection is bf16's alone.
+  CHECK(d.candidates.front().passed);
   check_chosen_passes(d);
 }
 
@@ -361,4 +370,90 @@ TEST_CASE("cost model: dropout-mask inputs are redrawn for the spread term", "[u
     CHECK(v->value == Approx(1.0).margin(0.05));
   }
   check_chosen_passes(*ds[0]);
+}
+
+TEST_CASE("cost model: a shadow run that fails leaves the user's call intact", "[unit][cost][api]") {
+  // The fp64 reference doubles every tensor: with a tensor limit between the
+  // f32 and the f64 sizes, every reference run fails, every call succeeds.
+  Options o = fast_math_only(CostProfile::Balanced);
+  o.max_tensor_bytes = 64 * 1024 * 4 + 1024;  // a [64, 1024] f32 tensor fits, its f64 twin does not
+  o.cost.noise_copies = 0;
+  Runtime rt(o);
+  Model m = transcendental_model(rt);
+  Session s = m.session();
+  Session ref = m.reference_session();
+  for (int i = 0; i < 60; ++i) {
+    const NamedTensors in = transcendental_inputs(i);
+    const NamedTensors out = s.run(in);
+    REQUIRE(out.at("g").numel() == 64 * 1024);
+  }
+  CHECK(s.stats().cost.shadow_calls == 0);
+  CHECK(s.stats().cost.trial_calls > 0);
+  CHECK(s.stats().failed_calls == 0);
+  // Nothing could be measured against the reference: no candidate is chosen yet.
+  CHECK(decisions(m).empty());
+}
+
+TEST_CASE("cost model: when no candidate passes, the interpreter runs and the event says why", "[unit][cost][api]") {
+  Options o = fast_math_only(CostProfile::Balanced);
+  CostLimits impossible;
+  impossible.max_relative_error = 1e-30;
+  o.cost.limits = impossible;
+  Runtime rt(o);
+  Model m = transcendental_model(rt);
+  Session s = m.session();
+  run_until_decided(m, s, transcendental_inputs);
+  const auto ds = decisions(m);
+  REQUIRE(ds.size() == 1);
+  CHECK(ds[0]->candidates[ds[0]->chosen].name == "interpreter");
+  CHECK_THAT(ds[0]->reason, Catch::Contains("no candidate passed the gates"));
+  CHECK_THAT(ds[0]->profile, Catch::Contains("custom"));
+  const std::uint64_t entries = s.stats().jit.compiled_entries;
+  for (int i = 0; i < 10; ++i) s.run(transcendental_inputs(i));
+  CHECK(s.stats().jit.compiled_entries == entries);  // the region stays interpreted
+  CHECK(m.jit_report().anchors.front().variants.empty());
+}
+
+TEST_CASE("cost model: sessions on several threads share one trial and one decision", "[unit][cost][api]") {
+  Options o = fast_math_only(CostProfile::Robust);
+  o.jit.synchronous = false;  // compiles on the background thread, under the sessions
+  Runtime rt(o);
+  Model m = transcendental_model(rt);
+  Session reference = m.reference_session();
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      Session s = m.session();
+      for (int i = 0; i < 120; ++i) {
+        const NamedTensors in{{"x", random_tensor({8 + 8 * t, 256}, 1000 * t + i, -9.0f, -4.5f)}};
+        const NamedTensors out = s.run(in);
+        // Robust chooses exact math; every candidate stays within 1e-4 of the reference.
+        if (out.at("e").numel() != (8 + 8 * t) * 256) ++mismatches;
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  m.wait_for_compiles();
+  CHECK(mismatches == 0);
+  const auto ds = decisions(m);
+  REQUIRE(ds.size() >= 1);
+  for (const auto& d : ds) check_chosen_passes(*d);
+  // Whatever runs now matches the fp64 reference within robust's error limit.
+  Session s = m.session();
+  const NamedTensors in{{"x", random_tensor({8, 256}, 77, -9.0f, -4.5f)}};
+  const NamedTensors out = s.run(in), want = reference.run(in);
+  for (const char* name : {"g", "e", "l"}) {
+    CAPTURE(name);
+    // The cost model's error measure: relative, with a floor of 1e-3 x RMS.
+    double sum_sq = 0;
+    const std::int64_t n = out.at(name).numel();
+    for (std::int64_t i = 0; i < n; ++i) sum_sq += std::pow(want.at(name).element_as_double(i), 2);
+    const double floor = 1e-3 * std::sqrt(sum_sq / static_cast<double>(n));
+    double worst = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double r = want.at(name).element_as_double(i);
+      worst = std::max(worst, std::abs(out.at(name).element_as_double(i) - r) / std::max(std::abs(r), floor));
+    }
+    CHECK(worst < 1e-5);
+  }
 }
