@@ -1,6 +1,7 @@
 // Energy: RAPL package and DRAM counters from the powercap sysfs tree where
 // readable (with wraparound), and a model from bytes moved, flops, ISA and
 // time where not. A modelled figure is always labelled as such.
+// rapl_reader.cpp, work_estimate.cpp and energy_model.cpp implement it.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +57,7 @@ WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Progr
 WorkEstimate estimate_interpreter_work(const Trace& trace, const vm::Program& program);
 
 // Joules per call modelled from work, ISA and measured time: core power by
-// ISA while busy plus DRAM energy per byte (constants in energy.cpp, with
+// ISA while busy plus DRAM energy per byte (constants in energy_model.cpp, with
 // their sources in docs/COST_MODEL.md).
 double modelled_joules(const WorkEstimate& work, x86::Isa isa, double seconds);
 
