@@ -70,7 +70,10 @@ std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> Session::Impl:
       others.emplace_back(t, s);
     }
   } catch (...) {
-    sample = jit::cost::TrialSample{sample.call_us, sample.candidate_ran};
+    jit::cost::TrialSample unshadowed;
+    unshadowed.call_us = sample.call_us;
+    unshadowed.candidate_ran = sample.candidate_ran;
+    sample = std::move(unshadowed);
     others.clear();
   }
   return others;

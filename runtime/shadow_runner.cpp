@@ -28,6 +28,8 @@ void fold(const jit::cost::OutputComparison& c, jit::cost::TrialSample& s) {
   s.saturated += c.saturated;
   s.decisions += c.decisions;
   s.near_flips += c.near_flips;
+  for (std::size_t i = 0; i < c.margins.size() && s.margins.size() < jit::cost::kMaxMarginSamples; ++i)
+    s.margins.push_back(c.margins[i]);
   if (c.far_flips == 0) return;
   s.min_far_margin = s.far_flips == 0 ? c.min_far_flip_margin : std::min(s.min_far_margin, c.min_far_flip_margin);
   s.far_flips += c.far_flips;

@@ -147,6 +147,11 @@ void append_accuracy_terms(const CandidateMeasurements& c, const CostLimits& lim
   terms.push_back(make_term("max ulp", c.max_ulp, "ulp", 0.0, 0.0, shadowed));
   terms.push_back(make_term("near flip rate", near_rate, "", near_rate, w.flips, shadowed));
   terms.push_back(make_term("far flips", static_cast<double>(c.far_flips), "", 0.0, 0.0, shadowed));
+  // How close the reference's own decisions come to their thresholds: the
+  // context of the flip counts (weight 0).
+  const bool margins = shadowed && !c.reference_margins.empty();
+  terms.push_back(make_term("decision margin p10", percentile(c.reference_margins, 0.1), "", 0.0, 0.0, margins));
+  terms.push_back(make_term("decision margin p50", percentile(c.reference_margins, 0.5), "", 0.0, 0.0, margins));
 }
 
 // Variance, deopt, energy and memory rows.

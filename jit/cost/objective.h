@@ -26,6 +26,9 @@ struct CandidateMeasurements {
   double max_ulp = 0.0;
   std::uint64_t decisions = 0, near_flips = 0, far_flips = 0;
   double min_far_margin = 0.0;         // smallest reference margin among far flips
+  // The reference's margin of each compared decision (at most
+  // kMaxMarginSamples, the first ones): its distribution is reported.
+  std::vector<double> reference_margins;
   std::uint64_t new_non_finite = 0, saturated = 0;
   // Output spread under noise (copies == 0: not measured).
   std::uint64_t noise_copies = 0;
@@ -38,6 +41,8 @@ struct CandidateMeasurements {
   bool energy_measured = false;
   double memory_bytes = 0.0;           // bytes materialised per call (planned)
 };
+
+inline constexpr std::size_t kMaxMarginSamples = 4096;
 
 // Latency percentile (p in [0, 1]) of a candidate's samples; 0 when empty.
 double percentile(std::vector<double> samples, double p);

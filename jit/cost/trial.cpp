@@ -37,6 +37,8 @@ void add_sample(TrialCandidate& c, const TrialSample& s) {
     m.max_ulp = std::max(m.max_ulp, s.max_ulp);
     m.decisions += s.decisions;
     m.near_flips += s.near_flips;
+    for (std::size_t i = 0; i < s.margins.size() && m.reference_margins.size() < kMaxMarginSamples; ++i)
+      m.reference_margins.push_back(s.margins[i]);
     if (s.far_flips > 0)
       m.min_far_margin = m.far_flips == 0 ? s.min_far_margin : std::min(m.min_far_margin, s.min_far_margin);
     m.far_flips += s.far_flips;

@@ -29,6 +29,7 @@ struct TrialSample {
   double max_ulp = 0.0;
   std::uint64_t decisions = 0, near_flips = 0, far_flips = 0;
   double min_far_margin = 0.0;
+  std::vector<double> margins;  // the reference's margin per decision (at most kMaxMarginSamples)
   std::uint64_t new_non_finite = 0, saturated = 0;
   std::uint64_t noise_copies = 0;
   double variance_ratio = 1.0;

@@ -20,8 +20,8 @@ namespace {
 
 const std::vector<std::string> kTermOrder = {
     "latency p50", "latency p99", "tail excursions", "compile time", "break-even calls",
-    "max relative error", "max ulp", "near flip rate", "far flips", "variance ratio",
-    "expected deopt", "energy", "peak memory"};
+    "max relative error", "max ulp", "near flip rate", "far flips", "decision margin p10", "decision margin p50",
+    "variance ratio", "expected deopt", "energy", "peak memory"};
 
 // A fully measured candidate whose calls all take `us`.
 CandidateMeasurements timed(const std::string& name, double us, bool reference = false) {

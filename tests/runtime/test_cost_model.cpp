@@ -183,6 +183,9 @@ TEST_CASE("cost model: bf16 MatMul is rejected when it flips decisions far from 
   CHECK_FALSE(bf16->passed);
   CHECK_FALSE(gate(*bf16, "no far flips")->passed);
   CHECK(term(*bf16, "far flips")->value > 0);
+  // The reference decides every row with a margin of 0.003 a >= 0.3.
+  CHECK(term(*bf16, "decision margin p10")->source == "measured");
+  CHECK(term(*bf16, "decision margin p10")->value >= 0.29);
   CHECK(d.candidates[d.chosen].name.find("bf16") == std::string::npos);
   check_chosen_passes(d);
   // What runs now is the choice: the fp32 result.
