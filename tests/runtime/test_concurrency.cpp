@@ -1,0 +1,135 @@
+// Concurrency: many threads, each with its own Session on one shared Model,
+// shapes changing independently per thread, while the background compile
+// thread records, compiles and installs variants under them. Every output
+// must equal what a single-threaded interpreter session computes for the same
+// inputs. CANARY_STRESS_CALLS raises the number of calls per thread (the long
+// mode: 100000 calls in all is `CANARY_STRESS_CALLS=12500` with 8 threads).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "jit_test_models.h"
+
+using namespace canary;
+using namespace canary::test;
+
+namespace {
+
+// Calls per thread: the environment's CANARY_STRESS_CALLS, else `fallback`.
+int calls_per_thread(int fallback) {
+  if (const char* env = std::getenv("CANARY_STRESS_CALLS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return fallback;
+}
+
+std::string data_file(const std::string& name) { return std::string(CANARY_TEST_DATA_DIR) + "/" + name; }
+
+// The inputs of call `i` of thread `t` for the mlp model: rows change with
+// the thread and the call, so threads see different shapes at different times.
+NamedTensors mlp_inputs(int t, int i) {
+  const std::int64_t rows = 1 + (t * 7 + i / 5) % 13;
+  return {{"x", random_tensor({rows, 4}, static_cast<std::uint32_t>(t * 100003 + i))}};
+}
+
+NamedTensors conv_inputs(int t, int i) {
+  const std::int64_t n = 1 + t % 3, length = 4 * (4 + (t + i / 7) % 9);
+  return {{"signal", random_tensor({n, 2, length}, static_cast<std::uint32_t>(t * 7919 + i))}};
+}
+
+NamedTensors chain_inputs(int t, int i) {
+  const std::int64_t rows = 1 + (t + i / 3) % 6, cols = 8 * (1 + (t * 3 + i / 11) % 5);
+  return {{"x", random_tensor({rows, cols}, static_cast<std::uint32_t>(t * 31 + i))},
+          {"b", random_tensor({cols}, static_cast<std::uint32_t>(i))}};
+}
+
+// Runs `threads` sessions of `model` concurrently, checking every output
+// against a fresh interpreter session of `reference` (same graph, JIT off),
+// each thread with its own. Returns the number of mismatches and failures.
+template <typename Inputs>
+int stress(const Model& model, const Model& reference, int threads, int calls, Inputs inputs, double tolerance) {
+  std::atomic<int> bad{0};
+  std::mutex report_mu;
+  std::string first_report;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      Session s = model.session();
+      Session ref = reference.session();
+      for (int i = 0; i < calls; ++i) {
+        const NamedTensors in = inputs(t, i);
+        try {
+          const NamedTensors got = s.run(in);
+          const NamedTensors want = ref.run(in);
+          for (const auto& [name, tensor] : want) {
+            const Tensor& g = got.at(name);
+            if (g.shape() != tensor.shape() || max_relative_difference(g, tensor) > tolerance) {
+              std::lock_guard lock(report_mu);
+              if (first_report.empty())
+                first_report = "thread " + std::to_string(t) + " call " + std::to_string(i) + " output " + name;
+              ++bad;
+            }
+          }
+        } catch (const std::exception& e) {
+          std::lock_guard lock(report_mu);
+          if (first_report.empty()) first_report = std::string("thread threw: ") + e.what();
+          ++bad;
+        }
+      }
+    });
+  for (std::thread& th : pool) th.join();
+  INFO(first_report);
+  CHECK(bad == 0);
+  return bad;
+}
+
+Options background_jit() {
+  Options o;
+  o.jit.hot_threshold = 3;  // compiles happen early and often, under the sessions
+  o.jit.synchronous = false;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("concurrency: 8 sessions on one model, independent shapes, compiles under them", "[unit][concurrency][api]") {
+  Runtime jit_rt(background_jit());
+  Runtime ref_rt(interpreter_options());
+  const int calls = calls_per_thread(150);
+  SECTION("mlp (MatMul, Gemm, Softmax)") {
+    const Model m = jit_rt.load(data_file("mlp.cnr"));
+    stress(m, ref_rt.load(data_file("mlp.cnr")), 8, calls, mlp_inputs, 1e-5);
+    m.wait_for_compiles();
+    CHECK(m.jit_report().anchors.front().compiles >= 1);
+  }
+  SECTION("conv1d (Conv, Relu, ReduceMean)") {
+    const Model m = jit_rt.load(data_file("conv1d.cnr"));
+    stress(m, ref_rt.load(data_file("conv1d.cnr")), 8, calls, conv_inputs, 1e-5);
+  }
+  SECTION("fused elementwise chain") {
+    const Model m = elementwise_chain(jit_rt);
+    stress(m, elementwise_chain(ref_rt), 8, calls, chain_inputs, 1e-5);
+    m.wait_for_compiles();
+    const std::vector<Event> events = m.events();
+    CHECK(std::count_if(events.begin(), events.end(), [](const Event& e) { return e.kind == EventKind::Compiled; }) >= 2);
+  }
+}
+
+TEST_CASE("concurrency: the cost model's trials with sessions on several threads", "[unit][concurrency][cost][api]") {
+  Options o = background_jit();
+  o.cost.enabled = true;
+  o.cost.trial_calls = 4;
+  o.cost.noise_copies = 1;
+  Runtime jit_rt(o);
+  Runtime ref_rt(interpreter_options());
+  const Model m = elementwise_chain(jit_rt);
+  stress(m, elementwise_chain(ref_rt), 6, calls_per_thread(120), chain_inputs, 1e-5);
+  m.wait_for_compiles();
+  const std::vector<Event> events = m.events();
+  CHECK(std::any_of(events.begin(), events.end(), [](const Event& e) { return e.kind == EventKind::Decision && e.cost; }));
+}
