@@ -2,6 +2,7 @@
 // handing out trial and monitoring tickets, folding in what sessions
 // measured, deciding, installing the choice and logging the decision table.
 #include <algorithm>
+#include <thread>
 
 #include "jit/engine.h"
 #include "jit/engine_anchor.h"
@@ -40,7 +41,8 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::sh
   const cost::TraceTraits traits = cost::trace_traits(*program_, task.trace, first.knowledge);
   auto trial = std::make_shared<cost::Trial>();
   trial->trace = task.trace.id;
-  for (cost::CandidateSpec& spec : cost::candidate_specs(first, traits, task.trace, cost_options_)) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (cost::CandidateSpec& spec : cost::candidate_specs(first, traits, task.trace, cost_options_, cores)) {
     cost::TrialCandidate c;
     c.measured.name = spec.name;
     if (spec.interpreter) {

@@ -15,8 +15,9 @@
 namespace canary::jit {
 namespace {
 
-// The highest RowOp value; checks reject anything above it.
+// The highest RowOp and Accumulation values; checks reject anything above them.
 constexpr auto kLastRowOp = RowOp::LayerNorm;
+constexpr auto kLastAccumulation = Accumulation::Compensated;
 
 // Shortest text that reads back as exactly `v`.
 std::string float_text(float v) {
@@ -131,11 +132,22 @@ const char* row_op_name(RowOp op) {
   return "?";
 }
 
-// "row sum : ew ..." or "row layer_norm eps=1e-05 scale=1 bias=0 : ew ...".
+// "plain" or "compensated", for keys, plan listings and candidate names.
+const char* accumulation_name(Accumulation a) {
+  switch (a) {
+    case Accumulation::Plain: return "plain";
+    case Accumulation::Compensated: return "compensated";
+  }
+  return "?";
+}
+
+// "row sum : ew ...", "row sum compensated : ew ..." or
+// "row layer_norm eps=1e-05 scale=1 bias=0 : ew ..." (plain keys name no accumulation).
 std::string FusedRowSpec::key() const {
   std::string s = std::string("row ") + row_op_name(op);
   if (op == RowOp::LayerNorm)
     s += " eps=" + float_text(epsilon) + " scale=" + (has_scale ? "1" : "0") + " bias=" + (has_bias ? "1" : "0");
+  if (accumulation != Accumulation::Plain) s += std::string(" ") + accumulation_name(accumulation);
   return s + " : " + prologue.key();
 }
 
@@ -146,6 +158,8 @@ std::string check_row_spec(const FusedRowSpec& spec) {
     return "the prologue must have exactly one output (the row value), got " +
            std::to_string(spec.prologue.outputs.size());
   if (spec.op > kLastRowOp) return "unknown row op " + std::to_string(static_cast<int>(spec.op));
+  if (spec.accumulation > kLastAccumulation)
+    return "unknown accumulation " + std::to_string(static_cast<int>(spec.accumulation));
   if (spec.op != RowOp::LayerNorm && (spec.has_scale || spec.has_bias))
     return std::string("scale and bias apply to layer_norm only, the op is ") + row_op_name(spec.op);
   return {};

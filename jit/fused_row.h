@@ -23,6 +23,15 @@ enum class RowOp : std::uint8_t {
 
 const char* row_op_name(RowOp op);
 
+// How a row kernel accumulates its f32 sums (Sum/Mean's sum, Softmax's
+// denominator, LayerNorm's mean and variance sums). Max is the same in both.
+enum class Accumulation : std::uint8_t {
+  Plain,        // one rounding per add, in several vector accumulators
+  Compensated,  // Neumaier (Kahan-Babuska) per lane, compensated horizontal fold
+};
+
+const char* accumulation_name(Accumulation a);
+
 struct FusedRowSpec {
   // Row values: prologue.outputs must hold exactly one node (the value fed
   // to the row op). Its inputs follow the FusedArgs layout rules.
@@ -31,12 +40,14 @@ struct FusedRowSpec {
   float epsilon = 1e-5f;     // LayerNorm
   bool has_scale = false;    // LayerNorm: scale, a dense vector of d2 floats
   bool has_bias = false;     // LayerNorm: bias, a dense vector of d2 floats
+  Accumulation accumulation = Accumulation::Plain;
 
   std::string key() const;
 };
 
 // Empty when the spec is well formed (a well-formed prologue with exactly one
-// output, a known op, scale/bias only for LayerNorm); otherwise what is wrong.
+// output, a known op and accumulation, scale/bias only for LayerNorm);
+// otherwise what is wrong.
 std::string check_row_spec(const FusedRowSpec& spec);
 
 // Arguments of an emitted row kernel: rows [row_begin, row_end) of the
@@ -58,7 +69,8 @@ struct RowArgs {
 using RowFn = std::uint32_t (*)(const RowArgs* args);
 
 // Plain C++ oracle: sums in double for Sum/Mean/LayerNorm statistics and
-// Softmax's denominator (backends must match within a documented bound).
+// Softmax's denominator (backends must match within a documented bound). The
+// spec's accumulation does not change it: both modes are checked against it.
 std::uint32_t evaluate_row_reference(const FusedRowSpec& spec, const RowArgs& args);
 
 }  // namespace canary::jit

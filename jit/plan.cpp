@@ -161,6 +161,8 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
   plan.tier = options.tier;
   plan.math = options.math;
   plan.bf16_matmul = options.bf16_matmul;
+  plan.accumulation = options.accumulation;
+  plan.threads = options.threads;
   plan.loops = trace.loops();
   plan.anchor_pc = trace.anchor_pc;
   plan.start_pc = trace.start_pc;

@@ -110,6 +110,8 @@ struct Plan {
   Tier tier = Tier::ExactFused;
   MathMode math = MathMode::Exact;
   bool bf16_matmul = false;             // MatMul/Gemm/Conv kernel steps round operands to bf16
+  Accumulation accumulation = Accumulation::Plain;  // of the row kernels' sums
+  int threads = 0;                      // intra-op threads of this variant (0: the session's)
   GuardSet guards;                      // on Trace::entry, in order
   std::vector<TraceValue> entry;        // the entry values as recorded
   std::vector<vm::RegId> entry_regs;    // header i is read from this register
@@ -137,6 +139,11 @@ struct PlanOptions {
   bool value_canaries = false;
   // Kernel steps run MatMul/Gemm/Conv with bf16 operands (a cost-model candidate).
   bool bf16_matmul = false;
+  // How row kernels accumulate their sums (compensated: a cost-model candidate).
+  Accumulation accumulation = Accumulation::Plain;
+  // Intra-op threads for the region's kernel steps and fused groups; 0: the
+  // session's (Options::intra_op_threads). A cost-model candidate.
+  int threads = 0;
 };
 
 // Plans a trace. Never fails: ops it cannot fuse become kernel steps.

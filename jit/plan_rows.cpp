@@ -121,6 +121,8 @@ bool build_row(const vm::Program& program, const Trace& trace, std::size_t row,
       }
       break;
   }
+  // Max has no sums: its kernel is the same in both modes, so it keeps one key.
+  out.spec.accumulation = out.spec.op == RowOp::Max ? Accumulation::Plain : options.accumulation;
   for (vm::RegId r : out.inputs) out.output_aliases_input = out.output_aliases_input || r == out.output;
   return check_row_spec(out.spec).empty();
 }

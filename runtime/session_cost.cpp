@@ -1,6 +1,7 @@
 // A session's part in the cost model: each call asks the engine for a
 // ticket, runs under it, and reports what it measured; shadow runs against
 // the fp64 reference stay within Options::cost.max_shadow_overhead.
+#include <algorithm>
 #include <chrono>
 
 #include "runtime/model_impl.h"
@@ -118,6 +119,7 @@ std::vector<Tensor> Session::Impl::run_call(const std::vector<Tensor>& inputs, b
       others = shadow_call(*ticket, inputs, out, sample);
       last_shadow_us = us_since(s0);
       stats.cost.shadow_us += last_shadow_us;
+      stats.cost.max_shadow_us = std::max(stats.cost.max_shadow_us, last_shadow_us);
       stats.cost.shadow_calls += sample.shadowed ? 1 : 0;
     }
   }

@@ -75,9 +75,15 @@ struct CostModelOptions {
   // Candidate axes beyond the ladder's own variant.
   bool try_fast_math = true;   // fast polynomials (when the trace has transcendentals)
   bool try_unfused = true;     // one kernel per op
-  bool try_isas = true;        // AVX2 where the host has AVX-512
+  bool try_isas = true;        // the next narrower tier: AVX2 on AVX-512 hosts, scalar on AVX2 ones
   bool try_bf16 = true;        // bf16 MatMul/Gemm/Conv (when the trace has one)
   bool try_symbolic = true;    // every entry dim symbolic (when the shapes are exact)
+  bool try_compensated = true; // compensated (Neumaier) sums in row kernels (when the trace has some)
+  // More intra-op threads (up to max_candidate_threads, at most the host's
+  // cores) for the region's heavy ops and large fused groups, when the host
+  // has more than one core and the trace has such work.
+  bool try_threads = true;
+  int max_candidate_threads = 8;
 
   // Shadow sampling. During a trial each candidate runs trial_calls calls;
   // shadow_samples of them also run the fp64 reference (and noise copies).
@@ -153,6 +159,8 @@ struct CostStats {
   std::uint64_t shadow_skipped = 0;       // shadows a ticket asked for but skipped after the call (it ran
                                           // longer than estimated, or the candidate's guards refused it)
   double shadow_us = 0.0;                 // time in reference and noise runs
+  double max_shadow_us = 0.0;             // the longest single shadowed call (the budget's granularity:
+                                          // a shadow is admitted on an estimate, so it may overshoot by one)
   double calls_us = 0.0;                  // time in run() outside shadows (the budget's denominator)
   double overhead() const { return calls_us > 0 ? shadow_us / calls_us : 0.0; }
 };

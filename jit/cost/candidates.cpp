@@ -3,9 +3,11 @@
 // table shows what each axis buys.
 #include "jit/cost/candidates.h"
 
+#include "jit/plan_rows.h"
 #include "vm/elementwise_info.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace canary::jit::cost {
 
@@ -25,6 +27,13 @@ bool is_matmul_or_conv(graph::OpKind op) {
   return op == graph::OpKind::MatMul || op == graph::OpKind::Gemm || op == graph::OpKind::Conv;
 }
 
+// Whether trace op i would run as a row kernel with a sum (every row op but ReduceMax).
+bool is_summing_row_op(const vm::Program& program, const Trace& trace, std::size_t i) {
+  if (!is_row_candidate(program, trace, i)) return false;
+  const std::optional<vm::RowInfo> info = vm::row_info(program.at(trace.ops[i].pc));
+  return info && !(info->kind == vm::RowInfo::Kind::Reduce && info->reduce == kernels::ReduceOp::Max);
+}
+
 // Every entry dim above 1, keyed by register (what a fully symbolic plan guards by constraint).
 ShapeKnowledge all_dims_symbolic(const Trace& trace, ShapeKnowledge knowledge) {
   for (const TraceValue& v : trace.entry) {
@@ -37,20 +46,37 @@ ShapeKnowledge all_dims_symbolic(const Trace& trace, ShapeKnowledge knowledge) {
 
 bool same(const CandidateSpec& a, const CandidateSpec& b) {
   return a.interpreter == b.interpreter && a.plan.tier == b.plan.tier && a.plan.math == b.plan.math &&
-         a.plan.bf16_matmul == b.plan.bf16_matmul && a.isa == b.isa &&
-         a.knowledge.symbolic == b.knowledge.symbolic;
+         a.plan.bf16_matmul == b.plan.bf16_matmul && a.plan.accumulation == b.plan.accumulation &&
+         a.plan.threads == b.plan.threads && a.isa == b.isa && a.knowledge.symbolic == b.knowledge.symbolic;
+}
+
+bool is_heavy(graph::OpKind op) {
+  return op == graph::OpKind::MatMul || op == graph::OpKind::Gemm || op == graph::OpKind::Conv ||
+         op == graph::OpKind::LSTM || op == graph::OpKind::GRU;
+}
+
+// Elements of a recorded value (0 when undefined).
+std::int64_t elements(const TraceValue& v) {
+  if (!v.defined) return 0;
+  std::int64_t n = 1;
+  for (std::int64_t d : v.shape) n *= d;
+  return n;
 }
 
 }  // namespace
 
 TraceTraits trace_traits(const vm::Program& program, const Trace& trace, const ShapeKnowledge& knowledge) {
   TraceTraits t;
-  for (const TraceOp& op : trace.ops) {
+  for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+    const TraceOp& op = trace.ops[i];
     if (op.opcode != vm::Opcode::Kernel) continue;
+    t.row_ops |= is_summing_row_op(program, trace, i);
     const vm::NodeInfo* node = program.node_of(program.at(op.pc));
     if (!node) continue;
     t.transcendentals |= is_transcendental(node->op);
     t.matmul_or_conv |= is_matmul_or_conv(node->op);
+    t.parallel_work |= is_heavy(node->op);
+    for (const TraceValue& v : op.outputs) t.parallel_work |= elements(v) >= kParallelElements;
     t.elementwise |= vm::elementwise_info(program.at(op.pc)).has_value();
   }
   for (const TraceValue& v : trace.entry)
@@ -66,11 +92,13 @@ std::string candidate_name(const PlanOptions& plan, x86::Isa isa, bool all_symbo
   name += plan.bf16_matmul ? " bf16" : " fp32";
   if (all_symbolic) name += " all dims symbolic";
   else if (plan.tier == Tier::SymbolicFused) name += " symbolic";
+  if (plan.accumulation == Accumulation::Compensated) name += " compensated";
+  if (plan.threads > 1) name += " " + std::to_string(plan.threads) + " threads";
   return name;
 }
 
 std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const TraceTraits& traits,
-                                           const Trace& trace, const CostModelOptions& options) {
+                                           const Trace& trace, const CostModelOptions& options, int host_cores) {
   std::vector<CandidateSpec> out{primary};
   auto add = [&](CandidateSpec c, bool all_symbolic = false) {
     c.name = candidate_name(c.plan, c.isa, all_symbolic);
@@ -93,9 +121,10 @@ std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const T
     c.plan.tier = Tier::Unfused;
     add(c);
   }
-  if (options.try_isas && primary.isa == x86::Isa::Avx512 && traits.elementwise && fused) {
+  // The next narrower vector tier: AVX2 on an AVX-512 host, scalar on an AVX2 one.
+  if (options.try_isas && primary.isa != x86::Isa::Scalar && traits.elementwise && fused) {
     CandidateSpec c = primary;
-    c.isa = x86::Isa::Avx2;
+    c.isa = primary.isa == x86::Isa::Avx512 ? x86::Isa::Avx2 : x86::Isa::Scalar;
     add(c);
   }
   if (options.try_symbolic && traits.exact_dims) {
@@ -103,6 +132,17 @@ std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const T
     c.plan.tier = std::max(c.plan.tier, Tier::SymbolicFused);
     c.knowledge = all_dims_symbolic(trace, c.knowledge);
     add(c, true);
+  }
+  if (options.try_compensated && traits.row_ops && fused) {
+    CandidateSpec c = primary;
+    c.plan.accumulation = Accumulation::Compensated;
+    add(c);
+  }
+  const int threads = std::min(host_cores, options.max_candidate_threads);
+  if (options.try_threads && traits.parallel_work && threads > 1) {
+    CandidateSpec c = primary;
+    c.plan.threads = threads;
+    add(c);
   }
   CandidateSpec interp;
   interp.interpreter = true;

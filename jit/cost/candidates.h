@@ -1,8 +1,9 @@
 // Candidate variants of one trace: the ladder's own variant first, then one
 // candidate per axis the trace gives a reason to try (fast math where it has
 // transcendentals, bf16 where it has MatMul/Gemm/Conv, unfused where it has
-// fused groups, AVX2 on an AVX-512 host, symbolic dims where they are exact),
-// and last the interpreter, the reference-precision path.
+// fused groups, AVX2 on an AVX-512 host, symbolic dims where they are exact,
+// compensated sums where it has row kernels that sum), and last the
+// interpreter, the reference-precision path.
 #pragma once
 
 #include <string>
@@ -28,16 +29,25 @@ struct TraceTraits {
   bool matmul_or_conv = false;    // MatMul, Gemm or Conv
   bool elementwise = false;       // an op the planner can fuse
   bool exact_dims = false;        // an entry dim > 1 not yet symbolic
+  // An op a fused plan runs as a row kernel that sums (ReduceSum/ReduceMean
+  // over the last axis; Softmax/LayerNormalization where planned as rows).
+  bool row_ops = false;
+  // Work that more intra-op threads can split: a MatMul, Gemm, Conv, LSTM or
+  // GRU, or a value of at least kParallelElements elements.
+  bool parallel_work = false;
 };
+inline constexpr std::int64_t kParallelElements = std::int64_t{1} << 16;
 TraceTraits trace_traits(const vm::Program& program, const Trace& trace, const ShapeKnowledge& knowledge);
 
 // The candidates, `primary` (what the ladder would install) first and the
 // interpreter last; duplicates are never produced.
+// host_cores: the host's hardware threads (the threads axis needs more than one).
 std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const TraceTraits& traits,
-                                           const Trace& trace, const CostModelOptions& options);
+                                           const Trace& trace, const CostModelOptions& options, int host_cores);
 
 // "fused exact avx512 fp32", "fused exact avx2 bf16 symbolic" (learned dims
-// symbolic), "fused exact avx512 fp32 all dims symbolic", ...
+// symbolic), "fused exact avx512 fp32 all dims symbolic", "fused exact avx512
+// fp32 compensated" (compensated row sums), ...
 std::string candidate_name(const PlanOptions& plan, x86::Isa isa, bool all_symbolic);
 
 }  // namespace canary::jit::cost

@@ -15,6 +15,7 @@ RowEmitter::RowEmitter(ax::Compiler& cc, const FusedRowSpec& spec, Isa isa)
       prologue_(spec.prologue),
       isa_(isa),
       lanes_(isa_lanes(isa)),
+      compensated_(spec.accumulation == Accumulation::Compensated && spec.op != RowOp::Max),
       live_(live_nodes(spec.prologue)),
       input_used_(spec.prologue.num_inputs, false),
       vec_ctx_(cc, isa, spec.prologue.math),

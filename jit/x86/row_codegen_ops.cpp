@@ -3,7 +3,8 @@
 // summing it, then scales by 1 / sum; LayerNorm takes a first mean, then the
 // sum and sum of squares of deviations from it (corrected two-pass
 // statistics), then writes (v - mean) / sqrt(var + eps) * scale + bias.
-// Passes after the first re-read the row values (see source_input_).
+// Passes after the first re-read the row values (see source_input_). With
+// Accumulation::Compensated every sum is a Neumaier sum (accumulate).
 #include <limits>
 
 #include "jit/x86/elementwise_codegen_stages.h"
@@ -25,7 +26,7 @@ ax::Vec in_lanes(Lanes lanes, const ax::Vec& v) { return lanes == Lanes::Single 
 }  // namespace
 
 // The first pass's unroll: kMaxSlots accumulators hide the add latency of
-// small prologues; a large one has enough work per vector.
+// small prologues; a large one has enough work per vector (see sum_unroll).
 int RowEmitter::value_unroll() const {
   int arithmetic = 0;
   for (std::size_t i = 0; i < prologue_.nodes.size(); ++i) {
@@ -34,7 +35,7 @@ int RowEmitter::value_unroll() const {
     if (ew_is_transcendental(op)) return 1;
     ++arithmetic;
   }
-  return arithmetic <= kUnrollMaxNodes ? kMaxSlots : 1;
+  return sum_unroll(arithmetic <= kUnrollMaxNodes ? kMaxSlots : 1);
 }
 
 // d2 as a float in lane 0 of a new xmm.
@@ -126,9 +127,10 @@ bool RowEmitter::emit_layer_norm_statistics(const ax::Xmm& m, ax::Vec& mean, ax:
     accumulate_square(acc_, lanes, slot, d);
     return true;
   };
-  if (!emit_pass(kMaxSlots, deviation_step, error)) return false;
-  ax::Xmm shift = fold_accumulators(dev_acc_, Fold::Add, kMaxSlots);
-  ax::Xmm var = fold_accumulators(acc_, Fold::Add, kMaxSlots);
+  const int unroll = sum_unroll(kMaxSlots);
+  if (!emit_pass(unroll, deviation_step, error)) return false;
+  ax::Xmm shift = fold_accumulators(dev_acc_, Fold::Add, unroll);
+  ax::Xmm var = fold_accumulators(acc_, Fold::Add, unroll);
   ax::Xmm t = cc_.newXmm("t");
   cc_.vdivss(shift, shift, n);
   cc_.vaddss(m, m, shift);

@@ -3,6 +3,9 @@
 // accesses and prologue evaluation of one vector step; the accumulators a pass
 // folds values into (one per unrolled vector, plus a one-lane accumulator for
 // lane tails) and their horizontal fold; NaN tracking for Max; the value canary.
+// Compensated sums go through row_codegen_compensation.cpp.
+#include <algorithm>
+
 #include "jit/x86/elementwise_codegen_stages.h"
 #include "jit/x86/row_codegen_stages.h"
 
@@ -115,25 +118,37 @@ bool RowEmitter::row_value(Lanes lanes, int offset, ax::Vec& value, std::string&
   return true;
 }
 
-// Registers for one running sum or max (the scalar tier needs only the lane).
+// Registers for one running sum or max (the scalar tier needs only the lane),
+// with their compensations when the row's sums are compensated.
 Accumulators RowEmitter::new_accumulators(const char* name) {
   Accumulators a;
-  if (isa_ != Isa::Scalar)
-    for (int s = 0; s < kMaxSlots; ++s) a.slots.push_back(vec_ctx_.new_vec(name));
+  a.compensated = compensated_;
+  for (int s = 0; isa_ != Isa::Scalar && s < kMaxSlots; ++s) {
+    a.slots.push_back(vec_ctx_.new_vec(name));
+    if (a.compensated) a.comp.push_back(vec_ctx_.new_vec("comp"));
+  }
   a.lane = cc_.newXmm(name);
+  if (a.compensated) a.lane_comp = cc_.newXmm("lane_comp");
   return a;
 }
 
-// Every register of the set = value.
+// Every register of the set = value; compensations = 0.
 void RowEmitter::reset_accumulators(const Accumulators& a, float value) {
   for (const ax::Vec& slot : a.slots) vec_ctx_.load_constant(slot, value);
   cc_.vmovss(a.lane, vec_ctx_.constant(value));
+  if (!a.compensated) return;
+  for (const ax::Vec& c : a.comp) cc_.vxorps(c, c, c);
+  cc_.vxorps(a.lane_comp, a.lane_comp, a.lane_comp);
 }
 
 // Folds v into the slot's accumulator: merge-masked on AVX-512 tails so the
 // masked-off lanes keep their value. Max keeps the accumulator when v is NaN
 // (vmaxps returns its second operand on NaN); track_nan records NaN instead.
 void RowEmitter::accumulate(const Accumulators& a, Fold fold, Lanes lanes, int slot, const ax::Vec& v) {
+  if (fold == Fold::Add && a.compensated) {
+    accumulate_compensated(a, lanes, slot, v);
+    return;
+  }
   if (lanes == Lanes::Single) {
     if (fold == Fold::Add) cc_.vaddss(a.lane, a.lane, v.xmm());
     else cc_.vmaxss(a.lane, v.xmm(), a.lane);
@@ -147,6 +162,10 @@ void RowEmitter::accumulate(const Accumulators& a, Fold fold, Lanes lanes, int s
 
 // Adds d * d to the slot's accumulator (one rounding, FMA).
 void RowEmitter::accumulate_square(const Accumulators& a, Lanes lanes, int slot, const ax::Vec& d) {
+  if (a.compensated) {
+    accumulate_square_compensated(a, lanes, slot, d);
+    return;
+  }
   if (lanes == Lanes::Single) {
     cc_.vfmadd231ss(a.lane, d.xmm(), d.xmm());
     return;
@@ -161,6 +180,7 @@ void RowEmitter::accumulate_square(const Accumulators& a, Lanes lanes, int slot,
 // accumulator. Returns lane 0 of a new xmm (instructions with EVEX forms only,
 // so xmm16-31 work on AVX-512).
 ax::Xmm RowEmitter::fold_accumulators(const Accumulators& a, Fold fold, int slots) {
+  if (fold == Fold::Add && a.compensated) return fold_compensated(a, slots);
   auto combine = [&](const ax::Vec& dst, const ax::Vec& x, const ax::Vec& y) {
     if (fold == Fold::Add) cc_.vaddps(dst, x, y);
     else cc_.vmaxps(dst, x, y);
@@ -191,6 +211,12 @@ ax::Xmm RowEmitter::fold_accumulators(const Accumulators& a, Fold fold, int slot
   combine(x, x, t);
   if (isa_ == Isa::Avx2) combine(x, x, a.lane);
   return x;
+}
+
+// The unroll of a pass that sums: compensated sums on Avx2 hold two
+// registers per slot in 16 ymm registers, so they use at most 2 slots.
+int RowEmitter::sum_unroll(int unroll) const {
+  return compensated_ && isa_ == Isa::Avx2 ? std::min(unroll, 2) : unroll;
 }
 
 // Clears the Max NaN flags of the row.

@@ -1,7 +1,8 @@
 // The stages of row kernel emission, shared by the files that implement
 // them: the function frame and row loop (row_codegen_frame.cpp), passes over
-// one row with their accumulators (row_codegen_passes.cpp) and the row ops
-// built from passes (row_codegen_ops.cpp). The prologue DAG is evaluated per
+// one row with their accumulators (row_codegen_passes.cpp), compensated
+// sums (row_codegen_compensation.cpp) and the row ops built from passes
+// (row_codegen_ops.cpp). The prologue DAG is evaluated per
 // vector by emit_fused_nodes (elementwise_codegen_stages.h).
 #pragma once
 
@@ -42,10 +43,14 @@ constexpr int kMaxSlots = 4;
 
 // One running sum or max: kMaxSlots tier-width registers (one per unrolled
 // vector; none on the scalar tier) and a one-lane register for the AVX2 lane
-// tail and the scalar tier.
+// tail and the scalar tier. Compensated sums keep a running compensation
+// register next to each (comp[s] for slots[s], lane_comp for lane).
 struct Accumulators {
   std::vector<ax::Vec> slots;
   ax::Xmm lane;
+  bool compensated = false;
+  std::vector<ax::Vec> comp;
+  ax::Xmm lane_comp;
 };
 
 // Emits one row kernel: the registers that live across the loops and the
@@ -84,6 +89,15 @@ class RowEmitter {
   void accumulate(const Accumulators& a, Fold fold, Lanes lanes, int slot, const ax::Vec& v);
   void accumulate_square(const Accumulators& a, Lanes lanes, int slot, const ax::Vec& d);
   ax::Xmm fold_accumulators(const Accumulators& a, Fold fold, int slots);
+  int sum_unroll(int unroll) const;
+  // row_codegen_compensation.cpp: Neumaier sums (Accumulation::Compensated).
+  ax::Vec like(const ax::Vec& v, const char* name);
+  void neumaier_add(const ax::Vec& s, const ax::Vec& c, const ax::Vec& x, const ax::KReg& tail);
+  void combine_compensated(const ax::Vec& s, const ax::Vec& c, const ax::Vec& s2, const ax::Vec& c2);
+  void accumulate_compensated(const Accumulators& a, Lanes lanes, int slot, const ax::Vec& v);
+  void accumulate_square_compensated(const Accumulators& a, Lanes lanes, int slot, const ax::Vec& d);
+  ax::Xmm fold_compensated(const Accumulators& a, int slots);
+  ax::Xmm compensated_result(const ax::Xmm& s, const ax::Xmm& c);
   void reset_nan_flags();
   void or_unordered(const ax::Gp& flag, const ax::Xmm& v);
   void track_nan(Lanes lanes, const ax::Vec& v);
@@ -106,6 +120,8 @@ class RowEmitter {
   const FusedElementwiseSpec& prologue_;
   Isa isa_;
   int lanes_;
+  // The row's sums are compensated (Accumulation::Compensated; Max has none).
+  bool compensated_;
   std::vector<bool> live_;
   std::vector<bool> input_used_;  // read by a live Input node
   VecContext vec_ctx_;   // tier width
