@@ -47,6 +47,7 @@ std::string describe_event(const Event& e) {
     case EventKind::Penalty:
     case EventKind::Profile:
     case EventKind::Decision:
+    case EventKind::Fallback:
       break;
   }
   return e.message;

@@ -9,7 +9,9 @@
 
 #include "canary/error.h"
 #include "jit/plan_fusion.h"
+#include "kernels/onednn.h"
 #include "kernels/onednn/precision.h"
+#include "runtime/core/fault_injection.h"
 
 namespace canary::jit {
 
@@ -49,6 +51,14 @@ std::uint32_t call_fused(FusedFn fn, FusedArgs args, std::int64_t rows, std::int
   return flag;
 }
 
+// Throws as a failing kernel would when fault injection ("kernel") makes this
+// compiled kernel call fail; the interpreter's own kernel calls never ask.
+void throw_if_kernel_fault(StepKind kind) {
+  if ((kind == StepKind::Fused || kind == StepKind::Row || kind == StepKind::Kernel) &&
+      take_fault(FaultPoint::KernelExecution))
+    throw Error(ErrorKind::Resource, "injected fault: compiled kernel call (fault injection point 'kernel')");
+}
+
 }  // namespace
 
 TensorHeader header_of(const Tensor& t) {
@@ -79,11 +89,17 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
   // interpreter, after any exit, runs in the model's precision again.
   const kernels::ScopedMatmulPrecision precision(plan_.bf16_matmul ? kernels::MatmulPrecision::BF16
                                                                     : kernels::current_matmul_precision());
+  // A variant with its own thread count runs its kernel steps (oneDNN) and
+  // large fused groups on that many threads; the session's count comes back
+  // after the region.
+  const kernels::OnednnThreadScope onednn_threads(plan_.threads);
+  RunContext local = ctx;
+  if (plan_.threads > 0) local.threads = plan_.threads;
   if (scratch.alias_outputs.size() != plan_.fused.size()) scratch.alias_outputs.assign(plan_.fused.size(), {});
   if (scratch.row_outputs.size() != plan_.rows.size()) scratch.row_outputs.assign(plan_.rows.size(), {});
   for (;;) {
-    if (!run_steps(frame, ctx, scratch, run)) return run;
-    if (!plan_.loops || !next_iteration(frame, ctx, run)) break;
+    if (!run_steps(frame, local, scratch, run)) return run;
+    if (!plan_.loops || !next_iteration(frame, local, run)) break;
   }
   if (run.outcome != TraceOutcome::Exited) {
     run.outcome = TraceOutcome::Completed;
@@ -135,6 +151,7 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
   for (const Step& step : plan_.steps) {
     try {
       const vm::ScopedTierTimer timer(ctx.timers ? timer_bucket(step, *ctx.timers) : nullptr);
+      throw_if_kernel_fault(step.kind);
       switch (step.kind) {
         case StepKind::Fused:
           if (!run_fused(step, frame, ctx, scratch, run)) return false;
@@ -159,8 +176,9 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
         }
       }
     } catch (const std::exception&) {
-      // Kernel errors (bad shapes, allocation limits) are re-raised by the
-      // interpreter at the same instruction, with its node in the message.
+      // Kernel errors (bad shapes, allocation limits, injected faults) are
+      // re-raised by the interpreter at the same instruction, with its node
+      // in the message, or do not recur there and the call goes on.
       run.outcome = TraceOutcome::Exited;
       run.exit = static_cast<std::uint32_t>(plan_.exits.size());  // "kernel error" pseudo-exit
       run.resume_pc = step.pc;

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <system_error>
 
 #include "jit/plan.h"
 #include "jit/profile_store.h"
 #include "jit/trace_compiler.h"
+#include "runtime/core/fault_injection.h"
 
 namespace canary::jit {
 
@@ -262,15 +264,33 @@ void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64
   ++a.compiles_in_window;
   ++a.compiles_total;
   Task task{anchor, std::move(*trace), call};
-  if (options_.synchronous) {
+  if (options_.synchronous || !start_worker(anchor, call)) {
     ++busy_;
     lock.unlock();
     compile(task);
     return;
   }
   queue_.push_back(std::move(task));
-  if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
   work_cv_.notify_one();
+}
+
+// Starts the compile thread unless it runs; false (with a Fallback event)
+// when it cannot start, and the caller compiles on its own thread. Caller holds mu_.
+bool Engine::start_worker(vm::AnchorId anchor, std::uint64_t call) {
+  if (worker_.joinable()) return true;
+  try {
+    if (take_fault(FaultPoint::CompileThread))
+      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                              "injected fault (fault injection point 'compile-thread')");
+    worker_ = std::thread([this] { worker_loop(); });
+    return true;
+  } catch (const std::system_error& ex) {
+    Event e = event(EventKind::Fallback, anchor, call);
+    e.message = std::string("the background compile thread did not start (") + ex.what() +
+                "): compiling on the calling thread";
+    events_.add(std::move(e));
+    return false;
+  }
 }
 
 void Engine::worker_loop() {
@@ -288,7 +308,10 @@ void Engine::worker_loop() {
   }
 }
 
+// Whether this compile must fail: the process-wide registry's "compile"
+// point, or this model's legacy JitOptions::fault_injection counter.
 bool Engine::injected_fault() {
+  if (take_fault(FaultPoint::Compile)) return true;
   std::lock_guard lock(mu_);
   if (injected_faults_left_ == 0) return false;
   if (injected_faults_left_ > 0) --injected_faults_left_;
@@ -309,7 +332,7 @@ std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tie
   po.math = options_.fast_math ? MathMode::Fast : MathMode::Exact;
   po.value_canaries = options_.value_canaries;
   if (injected_fault()) {
-    error = "injected fault (JitOptions::fault_injection or CANARY_JIT_FAULT)";
+    error = "injected fault (fault injection point 'compile')";
     return nullptr;
   }
   Plan plan = plan_trace(*program_, task.trace, knowledge, po);

@@ -119,6 +119,7 @@ class Engine {
   void compile(const Task& task);
   void install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call);
   void worker_loop();
+  bool start_worker(vm::AnchorId anchor, std::uint64_t call);
   bool can_compile(const Anchor& a, std::chrono::steady_clock::time_point now) const;
   void set_penalty(Anchor& a, std::chrono::steady_clock::time_point now);
   void refill(Anchor& a, std::chrono::steady_clock::time_point now);

@@ -21,6 +21,7 @@ std::string_view event_kind_name(EventKind kind) {
     case EventKind::Penalty: return "penalty";
     case EventKind::Profile: return "profile";
     case EventKind::Decision: return "decision";
+    case EventKind::Fallback: return "fallback";
   }
   return "?";
 }
@@ -41,7 +42,7 @@ unsigned mask_of_word(std::string_view w) {
     return bit(EventKind::Retrace) | bit(EventKind::Compiled) | bit(EventKind::Evicted) | bit(EventKind::Penalty);
   if (w == "compile")
     return bit(EventKind::Hot) | bit(EventKind::TraceRecorded) | bit(EventKind::Compiled) |
-           bit(EventKind::CompileFailed);
+           bit(EventKind::CompileFailed) | bit(EventKind::Fallback);
   if (w == "cost") return bit(EventKind::Compiled) | bit(EventKind::Decision);
   if (w == "profile") return bit(EventKind::Profile);
   return 0;

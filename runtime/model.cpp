@@ -4,6 +4,7 @@
 #include "graph/onnx_import.h"
 #include "graph/op_registry.h"
 #include "graph/text_format.h"
+#include "runtime/fault_options.h"
 #include "runtime/model_impl.h"
 #include "runtime/options_check.h"
 #include "vm/compiler.h"
@@ -61,7 +62,8 @@ void Model::wait_for_compiles() const {
   if (impl_->engine) impl_->engine->wait_idle();
 }
 
-Runtime::Runtime(Options options) : options_(options) {}
+// Keeps the options and applies their fault-injection spec (process-wide).
+Runtime::Runtime(Options options) : options_(options) { apply_fault_options(options_); }
 
 // A path ending in ".onnx" is an ONNX model; anything else is the text format.
 Model Runtime::load(const std::string& path) const {

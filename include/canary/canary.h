@@ -94,6 +94,8 @@ class Session {
 };
 
 // Owns options and (later) the JIT's shared state; creates models.
+// Construction applies a non-empty Options::fault_injection (or CANARY_FAULT)
+// to the whole process.
 class Runtime {
  public:
   explicit Runtime(Options options = {});

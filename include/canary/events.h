@@ -27,6 +27,8 @@ enum class EventKind : std::uint8_t {
   Penalty,        // an anchor waits before its next compile
   Profile,        // the learned shape profile was loaded, saved or rejected (JitOptions::profile_path)
   Decision,       // the cost model started a trial of candidates, or chose one (with its table)
+  Fallback,       // a JIT facility was unavailable and a slower path served (the compile
+                  // thread did not start: the trace compiled on the calling thread)
 };
 
 std::string_view event_kind_name(EventKind kind);

@@ -39,9 +39,9 @@ struct JitOptions {
   // Learned shape profile: loaded when the model loads (if the file exists)
   // and saved when the model is destroyed, so a restarted service starts warm.
   std::string profile_path;
-  // Fault injection for tests: "compile" makes every compile fail,
-  // "compile:N" the first N. The environment variable CANARY_JIT_FAULT has
-  // the same effect when this is empty.
+  // Deprecated: use Options::fault_injection. "compile" makes every compile
+  // of this model fail, "compile:N" the first N (counted per model). The
+  // environment variable CANARY_JIT_FAULT has the same effect when this is empty.
   std::string fault_injection;
 };
 
@@ -71,6 +71,17 @@ struct Options {
   // interpreted op, compiled kernel call, fused group, row kernel and guards.
   // Costs two clock reads (~40 ns) per timed step, so it is off by default.
   bool collect_timings = false;
+  // Fault injection (docs/RELIABILITY.md): comma-separated "point[:count]",
+  // e.g. "compile,code-cache:3,alloc:2"; a count fails the next `count`
+  // operations at that point, no count fails every one. Points: compile (trace
+  // compilation), code-cache (executable memory), onednn (a oneDNN primitive's
+  // creation), kernel (a kernel call of compiled code), compile-thread (starting
+  // the background compile thread), alloc (a tensor allocation inside a call).
+  // Empty: the environment variable CANARY_FAULT, same syntax, if set. The
+  // configuration is process-wide: the Runtime constructor applies it, and the
+  // last Runtime constructed with a non-empty spec wins. A malformed spec is an
+  // Error(Input) from the constructor.
+  std::string fault_injection;
   JitOptions jit;
   // How the JIT chooses among candidate variants: profile, weights, hard
   // limits, decision outputs and the shadow-run budget (docs/COST_MODEL.md).

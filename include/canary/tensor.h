@@ -35,7 +35,9 @@ std::string shape_to_string(std::span<const std::int64_t> shape);
 inline constexpr std::size_t kDefaultTensorAllocationLimit = std::size_t{1} << 40;
 std::size_t tensor_allocation_limit() noexcept;
 
-// Sets tensor_allocation_limit() on this thread until destroyed.
+// Sets tensor_allocation_limit() on this thread until destroyed. Allocations
+// made while one is alive belong to a model call (the interpreter holds one per
+// call): they are the ones the fault-injection point "alloc" makes fail.
 class ScopedTensorAllocationLimit {
  public:
   explicit ScopedTensorAllocationLimit(std::size_t max_bytes) noexcept;

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/core/fault_injection.h"
+
 namespace canary::jit::x86 {
 
 // An indexed block and when it was last found or installed.
@@ -22,8 +24,10 @@ namespace {
 // Installs still to fail on purpose (test hook).
 std::atomic<int> injected_failures{0};
 
-// Takes one injected failure if any is pending.
+// Takes one injected failure if any is pending: the test hook's count, or
+// the process-wide fault-injection point "code-cache".
 bool take_injected_failure() {
+  if (take_fault(FaultPoint::CodeCache)) return true;
   int n = injected_failures.load();
   while (n > 0) {
     if (injected_failures.compare_exchange_weak(n, n - 1)) return true;
@@ -144,7 +148,7 @@ std::shared_ptr<const CodeBlock> CodeCache::install(const std::string& key, asmj
   }
   if (take_injected_failure()) {
     ++stats_.refusals;
-    error = "injected fault: executable memory unavailable";
+    error = "injected fault: executable memory unavailable (fault injection point 'code-cache')";
     return nullptr;
   }
   const std::size_t code_bytes = finalized_size(code, error);

@@ -101,6 +101,7 @@ TiledConv& tiled_conv_for(const TiledConvShape& s) {
   auto it = convs.find(key);
   if (it != convs.end()) return *it->second;
   if (convs.size() >= kMaxTiledConvs) convs.clear();
+  throw_if_creation_fault();
   ++all.created;
   return *convs.emplace(key, make_tiled_conv(s)).first->second;
 }

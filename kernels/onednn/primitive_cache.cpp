@@ -7,6 +7,7 @@
 #include "kernels/onednn/conv_tiled.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/threading.h"
+#include "runtime/core/fault_injection.h"
 
 namespace canary::kernels::onednn {
 
@@ -121,6 +122,12 @@ OnednnCacheStats PrimitiveCache::stats() const {
 PrimitiveCache& thread_primitive_cache() {
   thread_local PrimitiveCache cache;
   return cache;
+}
+
+// Fails one primitive creation when the "onednn" fault point says so.
+void throw_if_creation_fault() {
+  if (take_fault(FaultPoint::OnednnPrimitive))
+    throw dnnl::error(dnnl_out_of_memory, "injected fault: oneDNN primitive creation (fault injection point 'onednn')");
 }
 
 }  // namespace canary::kernels::onednn

@@ -78,6 +78,11 @@ class CachedPrimitive {
   std::size_t num_args_ = 0;
 };
 
+// Throws dnnl::error (out of memory) when fault injection ("onednn") makes
+// the primitive creation about to happen fail; callers then return false and
+// the reference kernel runs.
+void throw_if_creation_fault();
+
 // Bounded LRU map from keys to primitives, with hit/miss/eviction counters.
 class PrimitiveCache {
  public:
@@ -96,6 +101,7 @@ class PrimitiveCache {
   template <typename Make>
   CachedPrimitive& find_or_create(const PrimitiveKey& key, Make&& make) {
     if (CachedPrimitive* hit = find(key)) return *hit;
+    throw_if_creation_fault();
     return insert(key, make());
   }
 
@@ -111,5 +117,6 @@ class PrimitiveCache {
 
 // The calling thread's cache.
 PrimitiveCache& thread_primitive_cache();
+
 
 }  // namespace canary::kernels::onednn

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "canary/error.h"
+#include "runtime/core/fault_injection.h"
 
 namespace canary {
 
@@ -21,6 +22,9 @@ struct Tensor::Storage {
 
 namespace {
 thread_local std::size_t current_allocation_limit = kDefaultTensorAllocationLimit;
+// Live ScopedTensorAllocationLimits on this thread: above 0 inside a model call,
+// whose allocations are the ones FaultPoint::HostAllocation makes fail.
+thread_local int call_scopes = 0;
 }  // namespace
 
 std::size_t tensor_allocation_limit() noexcept { return current_allocation_limit; }
@@ -28,9 +32,13 @@ std::size_t tensor_allocation_limit() noexcept { return current_allocation_limit
 ScopedTensorAllocationLimit::ScopedTensorAllocationLimit(std::size_t max_bytes) noexcept
     : previous_(current_allocation_limit) {
   current_allocation_limit = max_bytes;
+  ++call_scopes;
 }
 
-ScopedTensorAllocationLimit::~ScopedTensorAllocationLimit() { current_allocation_limit = previous_; }
+ScopedTensorAllocationLimit::~ScopedTensorAllocationLimit() {
+  current_allocation_limit = previous_;
+  --call_scopes;
+}
 
 // Throws Error(Shape) for a rank above kMaxTensorRank.
 static void check_rank(std::span<const std::int64_t> shape) {
@@ -65,6 +73,9 @@ std::shared_ptr<Tensor::Storage> Tensor::allocate(std::size_t bytes) {
   std::size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   if (rounded == 0) rounded = kTensorAlignment;
   if (rounded < bytes) throw Error(ErrorKind::Resource, "allocation of " + std::to_string(bytes) + " bytes overflows");
+  if (call_scopes > 0 && take_fault(FaultPoint::HostAllocation))
+    throw Error(ErrorKind::Resource, "injected host allocation failure: cannot allocate " + std::to_string(bytes) +
+                                         " bytes for a tensor (fault injection point 'alloc')");
   void* p = std::aligned_alloc(kTensorAlignment, rounded);
   if (!p) throw Error(ErrorKind::Resource, "cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
   auto s = std::make_shared<Storage>();
