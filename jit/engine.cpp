@@ -361,7 +361,13 @@ void Engine::compile(const Task& task) {
     try {
       if (compiled) {
         install(a, compiled, task.call);
-        trial_wanted = cost_enabled();
+        // One trial per anchor at a time: a sibling trace (another rank or a
+        // 0/1 dim) compiled while the main trace's trial runs keeps the
+        // ladder's variant instead of cutting that trial short.
+        const bool open_trial_installed =
+            a.trial && !a.trial->decided &&
+            std::any_of(a.list->begin(), a.list->end(), [&](const auto& v) { return v->id() == a.trial->trace; });
+        trial_wanted = cost_enabled() && !open_trial_installed;
       } else {
         ++totals_.compile_failures;
         Event e = event(EventKind::CompileFailed, task.anchor, task.call);

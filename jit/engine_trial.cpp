@@ -118,7 +118,9 @@ std::optional<cost::Ticket> Engine::ticket_locked(bool may_shadow) {
     cost::TrialCandidate& cand = a.trial->candidates[*c];
     ++cand.issued;
     ++a.trial->tickets;
-    return cost::Ticket{i, a.trial->epoch, *c, may_shadow && cost::wants_shadow(cand, cost_options_), false};
+    cost::Ticket t{i, a.trial->epoch, *c, may_shadow && cost::wants_shadow(cand, cost_options_), false};
+    t.serve = cost::servable(*a.trial, *c, cost_limits_.max_relative_error);
+    return t;
   }
   return std::nullopt;
 }
@@ -208,6 +210,22 @@ void Engine::finish_trial(Anchor& a, vm::AnchorId anchor, std::uint64_t call, co
   cost::fill_energy_and_memory(trial, *isa_);
   std::vector<cost::CandidateMeasurements> measured;
   for (const cost::TrialCandidate& c : trial.candidates) measured.push_back(c.measured);
+  // A trial whose compiled candidates all had their guards refuse the
+  // traffic (a rare shape's sibling trace) has measured nothing to choose
+  // from: it ends without a decision and the ladder's variant stays.
+  const bool nothing_measured = std::all_of(trial.candidates.begin(), trial.candidates.end(), [](const auto& c) {
+    return !c.trace || (c.measured.latency_us.empty() && c.measured.shadow_calls == 0);
+  });
+  if (nothing_measured && why.empty()) {
+    Event e = event(EventKind::Decision, anchor, call);
+    e.trace = trial.trace;
+    e.decision = "trial cancelled";
+    e.message = "cost model: trial of trace " + std::to_string(trial.trace) + " at '" + a.name +
+                "' cancelled: its candidates' guards refused the calls that came; the ladder's variant stays";
+    events_.add(std::move(e));
+    set_trial(a, nullptr);
+    return;
+  }
   auto decision = std::make_shared<CostDecision>(
       cost::decide(measured, cost_weights_, cost_limits_, profile_label(cost_options_)));
   if (!why.empty()) {

@@ -81,8 +81,11 @@ struct CostModelOptions {
   bool try_compensated = true; // compensated (Neumaier) sums in row kernels (when the trace has some)
   // More intra-op threads (up to max_candidate_threads, at most the host's
   // cores) for the region's heavy ops and large fused groups, when the host
-  // has more than one core and the trace has such work.
-  bool try_threads = true;
+  // has more than one core and the trace has such work. Off by default: on a
+  // shared host, oversubscribed OpenMP threads can make each trial call of
+  // that candidate orders of magnitude slower (seen: 1700x on an LSTM on a
+  // loaded 2-core machine), and trial calls run on live traffic.
+  bool try_threads = false;
   int max_candidate_threads = 8;
 
   // Shadow sampling. During a trial each candidate runs trial_calls calls;

@@ -28,7 +28,8 @@ namespace canary::jit::cost {
 
 namespace {
 
-constexpr double kTailFactor = 3.0;    // a call over 3x the candidate's p50 is a tail excursion
+constexpr double kTailFactor = 3.0;
+constexpr double kAchievableErrorFactor = 2.0;  // see decide()    // a call over 3x the candidate's p50 is a tail excursion
 constexpr double kCostTieEps = 1e-12;  // costs closer than this are equal: the earlier candidate wins
 
 // Cross-candidate minima that the normalisations divide by.
@@ -308,13 +309,30 @@ CostDecision decide(const std::vector<CandidateMeasurements>& candidates, const 
   if (candidates.empty()) throw Error(ErrorKind::Internal, "cost decision: no candidates (expected at least the reference path)");
   const std::size_t reference = find_reference_path(candidates);
   const Baselines baselines = compute_baselines(candidates, reference);
+  // The error gate never rejects a candidate for error the most accurate
+  // candidate shares: fp32 sums over long reductions cannot hold 1e-6 against
+  // fp64, and gating every candidate would only hand the call to an
+  // interpreter with the same error. The limit becomes at least
+  // kAchievableErrorFactor x the smallest measured error.
+  CostLimits effective = limits;
+  double min_error = std::numeric_limits<double>::infinity();
+  for (const CandidateMeasurements& c : candidates)
+    if (c.shadow_calls > 0 && std::isfinite(c.max_relative_error)) min_error = std::min(min_error, c.max_relative_error);
+  const bool raised = std::isfinite(min_error) && kAchievableErrorFactor * min_error > limits.max_relative_error;
+  if (raised) effective.max_relative_error = kAchievableErrorFactor * min_error;
   CostDecision d;
   d.profile = profile_name;
   d.weights = weights;
   d.limits = limits;
   d.candidates.reserve(candidates.size());
-  for (const CandidateMeasurements& c : candidates)
-    d.candidates.push_back(evaluate_candidate(c, baselines, weights, limits));
+  for (const CandidateMeasurements& c : candidates) {
+    d.candidates.push_back(evaluate_candidate(c, baselines, weights, effective));
+    if (!raised) continue;
+    for (CostGate& g : d.candidates.back().gates)
+      if (g.name == "max relative error" && c.shadow_calls > 0)
+        g.detail += " (limit raised from " + format_sci(limits.max_relative_error) + " to " +
+                    format_sci(effective.max_relative_error) + ": 2x the most accurate candidate)";
+  }
   choose(d, reference);
   return d;
 }

@@ -57,6 +57,16 @@ void add_sample(TrialCandidate& c, const TrialSample& s) {
   }
 }
 
+bool servable(const Trial& trial, std::uint32_t candidate, double max_error) {
+  const TrialCandidate& c = trial.candidates[candidate];
+  if (candidate == 0 || !c.trace) return true;
+  const CandidateMeasurements& m = c.measured;
+  const CandidateMeasurements& primary = trial.candidates.front().measured;
+  const double limit = std::max(max_error, primary.shadow_calls > 0 ? 2.0 * primary.max_relative_error : 0.0);
+  return m.shadow_calls > 0 && m.new_non_finite == 0 && m.saturated == 0 && m.far_flips == 0 &&
+         m.max_relative_error <= limit;
+}
+
 bool wants_shadow(const TrialCandidate& c, const CostModelOptions& options) {
   const bool refuses = c.refused >= static_cast<std::uint64_t>(std::max(1, options.trial_calls));
   return !refuses && c.measured.shadow_calls < static_cast<std::uint64_t>(std::max(0, options.shadow_samples));

@@ -55,6 +55,11 @@ struct Ticket {
   std::uint32_t candidate = 0;
   bool shadow = false;
   bool monitor = false;          // after the decision: watching the chosen candidate
+  // The candidate's outputs may be served to the caller: it is the ladder's
+  // own variant, the interpreter, or it has passed a shadow comparison.
+  // Otherwise the call serves what is installed and runs the candidate once
+  // more, on the same inputs, to measure it.
+  bool serve = true;
 };
 
 struct Trial {
@@ -81,6 +86,12 @@ void add_sample(TrialCandidate& c, const TrialSample& s);
 // session can shadow (may_shadow), one that still needs shadowed calls;
 // nullopt when the trial has what it needs or the call cannot help.
 std::optional<std::uint32_t> next_candidate(const Trial& trial, const CostModelOptions& options, bool may_shadow);
+// Whether a candidate's outputs may reach callers during its trial: the
+// ladder's variant (index 0), the interpreter, or a candidate whose shadowed
+// calls showed no new NaN/Inf, no far flip and an error within `max_error`
+// (or twice the ladder variant's own measured error).
+bool servable(const Trial& trial, std::uint32_t candidate, double max_error);
+
 // Whether that candidate still needs shadowed calls (never once its guards
 // have refused trial_calls calls).
 bool wants_shadow(const TrialCandidate& c, const CostModelOptions& options);
