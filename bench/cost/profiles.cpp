@@ -8,6 +8,9 @@
 //
 //   OMP_NUM_THREADS=1 build/bench/canary_bench_cost_profiles [--quick] [--rounds R] [--held-out H] [--cap C]
 //
+// --quick (the ctest smoke test): 8 held-out calls, 2 rounds, one noise copy
+// per shadowed call and no thread-count candidates.
+//
 // Runtime: JIT on, synchronous compiles, hot_threshold 2, cost model on with
 // the profile, shadow_burst_ms 5000 (the trial is not throttled by the shadow
 // budget), one intra-op thread, non-finite inputs rejected (as the samples do).
@@ -19,7 +22,13 @@
 // median over rounds; the ratio to speed's is taken per round, median over
 // rounds. Max relative error: max over calls, outputs and elements of
 // |c - r| / max(|r|, 1e-3 x RMS(r)) (RMS of that output in that call), r from
-// Model::reference_session(), over every pass.
+// Model::reference_session(), over the timed rounds; the warm-up pass (where
+// a trial of a newly recorded trace may still serve candidates' outputs) is
+// reported on its own. Shadow overhead: Stats::cost.overhead() of the whole
+// session (trial included), and of the timed rounds alone. As a check on a
+// loaded machine, the thread's CPU time per call is reported too (flow meter:
+// Session::run; vehicle: Detector::process, screening and scoring included).
+// Exit status 1 when a profile never decides or a call ran in one tier only.
 // Decisions: the flow meter has no decision output (its outputs are rates).
 // The vehicle model outputs a prediction; the sample's Detector turns it into
 // a per-row decision (score > threshold, model card). That decision is derived
@@ -60,8 +69,7 @@ constexpr std::uint64_t kHeldOutSeedOffset = 1000;
 
 struct Args {
   bool quick = false;
-  bool send_rejected = false;  // also send calls whose feature count the model does not declare
-  int rounds = 7;
+  int rounds = 9;
   int held_out = 200;
   int cap = 400;
 };
@@ -73,7 +81,6 @@ Args parse_args(int argc, char** argv) {
     const std::string k = argv[i];
     const bool has_value = i + 1 < argc;
     if (k == "--quick") a.quick = true, a.rounds = 2, a.held_out = 8;
-    else if (k == "--send-rejected") a.send_rejected = true;
     else if (k == "--rounds" && has_value) a.rounds = std::max(1, std::atoi(argv[++i]));
     else if (k == "--held-out" && has_value) a.held_out = std::max(1, std::atoi(argv[++i]));
     else if (k == "--cap" && has_value) a.cap = std::max(1, std::atoi(argv[++i]));
@@ -84,7 +91,8 @@ Args parse_args(int argc, char** argv) {
 // What one held-out call produced: time, outputs, and per-row decisions.
 struct CallOutputs {
   bool ran = false;
-  double latency_us = 0.0;
+  double latency_us = 0.0;  // Session::run wall time
+  double cpu_us = 0.0;      // this thread's CPU time for the call (preemption by other processes not counted)
   std::vector<std::vector<double>> outputs;  // per model output, flattened
   std::vector<signed char> decisions;        // per row: -1 no decision, 0 no, 1 yes
   std::vector<double> scores;                // per row: the value the decision thresholds
@@ -101,21 +109,11 @@ class SampleSession {
   virtual const canary::Stats& stats() const = 0;
 };
 
-// The declared size of `input`'s dim `axis`, or -1 when it is symbolic.
-std::int64_t declared_dim(const canary::Model& model, const std::string& input, std::size_t axis) {
-  for (const canary::TensorSpec& s : model.inputs())
-    if (s.name == input && axis < s.dims.size() && !s.dims[axis].empty() &&
-        s.dims[axis].find_first_not_of("0123456789") == std::string::npos)
-      return std::stoll(s.dims[axis]);
-  return -1;
-}
-
 // Flow meter: the stream's calls cleaned as the sample does, inputs built once and shared.
 class FlowInputs {
  public:
-  FlowInputs(const canary::Model& model, int trial_calls, int held_out_calls, bool send_rejected)
+  FlowInputs(const canary::Model& model, int trial_calls, int held_out_calls)
       : policy_(flowmeter::gap_policy_for(model)), lens_(has_lens(model)),
-        channels_(send_rejected ? -1 : declared_dim(model, "x", 1)),
         trial_(config(flowmeter::StreamConfig{}.seed, trial_calls)),
         held_out_(config(flowmeter::StreamConfig{}.seed + kHeldOutSeedOffset, held_out_calls)) {}
   // Call i's model inputs (empty when every well was masked).
@@ -141,7 +139,6 @@ class FlowInputs {
   // Cleans the call's gaps (samples/flowmeter/window_cleaning.h) and wraps the kept rows.
   canary::NamedTensors build(const flowmeter::FlowCall& call) const {
     const auto [n, f, w] = call.shape();
-    if (channels_ >= 0 && f != channels_) return {};  // a channel removed or added: not sent (see the top)
     std::vector<std::string> names;
     for (flowmeter::Channel c : call.channels) names.emplace_back(flowmeter::channel_name(c));
     const flowmeter::CleanBatch clean =
@@ -156,7 +153,6 @@ class FlowInputs {
 
   flowmeter::GapPolicy policy_;
   bool lens_;
-  std::int64_t channels_;
   flowmeter::StreamGenerator trial_, held_out_;
   std::vector<canary::NamedTensors> trial_cache_, held_out_cache_;
 };
@@ -177,8 +173,9 @@ class FlowSession : public SampleSession {
     const canary::NamedTensors& in = inputs_.held_out(i);
     if (in.empty()) return out;
     try {
+      canary::NamedTensors result;
       const auto t0 = canary::bench::Clock::now();
-      const canary::NamedTensors result = session_.run(in);
+      out.cpu_us = 1e3 * canary::bench::thread_cpu_ms([&] { result = session_.run(in); });
       out.latency_us = std::chrono::duration<double, std::micro>(canary::bench::Clock::now() - t0).count();
       out.ran = true;
       for (const auto& [name, t] : result) {
@@ -198,8 +195,7 @@ class FlowSession : public SampleSession {
 
 // Vehicle: the sample's streams (trial: seed 7; held out: another seed), built once and shared.
 struct VehicleStreams {
-  explicit VehicleStreams(std::int64_t declared_features)
-      : features(declared_features), trial(config(7)), held_out(config(7 + kHeldOutSeedOffset)) {}
+  VehicleStreams() : trial(config(7)), held_out(config(7 + kHeldOutSeedOffset)) {}
   static vehicle::ScenarioConfig config(std::uint64_t seed) {
     vehicle::ScenarioConfig c;
     c.seed = seed;
@@ -212,9 +208,6 @@ struct VehicleStreams {
     while (static_cast<int>(cache.size()) <= i) cache.push_back(s.call(static_cast<int>(cache.size()) % s.calls()));
     return cache[static_cast<std::size_t>(i)];
   }
-  // False for a call whose feature count the model does not declare (not sent; see the top).
-  bool sendable(const vehicle::StreamCall& c) const { return features < 0 || c.spec.features == features; }
-  std::int64_t features;  // -1: send every call
   vehicle::VehicleStream trial, held_out;
   std::vector<vehicle::StreamCall> trial_cache, held_out_cache;
 };
@@ -223,16 +216,12 @@ class VehicleSession : public SampleSession {
  public:
   VehicleSession(canary::Session session, vehicle::ModelCard card, VehicleStreams& streams)
       : detector_(std::move(session), std::move(card)), streams_(streams) {}
-  void run_trial(int i) override {
-    const vehicle::StreamCall& call = streams_.trial_call(i);
-    if (streams_.sendable(call)) detector_.process(call);
-  }
+  void run_trial(int i) override { detector_.process(streams_.trial_call(i)); }
   // The detector's prediction (the model's one output) and each row's decision.
   CallOutputs run_held_out(int i) override {
     CallOutputs out;
-    const vehicle::StreamCall& call = streams_.held_out_call(i);
-    if (!streams_.sendable(call)) return out;
-    const vehicle::CallResult r = detector_.process(call);
+    vehicle::CallResult r;
+    out.cpu_us = 1e3 * canary::bench::thread_cpu_ms([&] { r = detector_.process(streams_.held_out_call(i)); });
     out.ran = r.model_rows > 0 && !r.failed;
     out.latency_us = r.latency_us;
     out.outputs.emplace_back();
@@ -307,12 +296,12 @@ struct Sample {
   std::function<std::unique_ptr<SampleSession>(canary::Session)> make_session;
 };
 
-canary::Options profile_options(CostProfile profile);
+canary::Options profile_options(CostProfile profile, bool quick);
 
 // One profile on one sample: its runtime, model, session, decision and measurements.
 struct ProfileRun {
-  ProfileRun(CostProfile p, const Sample& sample)
-      : profile(p), runtime(std::make_unique<canary::Runtime>(profile_options(p))),
+  ProfileRun(CostProfile p, const Sample& sample, bool quick)
+      : profile(p), runtime(std::make_unique<canary::Runtime>(profile_options(p, quick))),
         model(runtime->load(sample.model_path)), session(sample.make_session(model.session())) {}
 
   CostProfile profile;
@@ -322,13 +311,13 @@ struct ProfileRun {
   int trial_calls = 0;
   std::vector<std::shared_ptr<const canary::CostDecision>> decisions;  // first: the trial's; then any later
   std::uint64_t next_event = 0;
-  std::vector<double> p50_us;  // per round
+  std::vector<double> p50_us, cpu_p50_us;  // per round: wall time, thread CPU time
   Tally warm_up, tally;  // the warm-up pass (trials of new traces may still run); the timed rounds
   double timed_shadow_us = 0.0, timed_calls_us = 0.0;  // Stats::cost growth during the timed rounds
 };
 
 // The benchmark's runtime options for one profile (see the top of the file).
-canary::Options profile_options(CostProfile profile) {
+canary::Options profile_options(CostProfile profile, bool quick) {
   canary::Options o;
   o.intra_op_threads = 1;
   o.reject_non_finite_inputs = true;
@@ -338,6 +327,12 @@ canary::Options profile_options(CostProfile profile) {
   o.cost.enabled = true;
   o.cost.profile = profile;
   o.cost.shadow_burst_ms = 5000.0;
+  if (quick) {
+    // Smoke test: shadowed calls carry one noise copy, and no thread-count
+    // candidates (a second thread on a loaded 2-core machine can take 0.5 s a call).
+    o.cost.noise_copies = 1;
+    o.cost.try_threads = false;
+  }
   return o;
 }
 
@@ -358,16 +353,18 @@ void run_trial(ProfileRun& run, int cap) {
   }
 }
 
-// Runs every held-out call once, compares with the reference into `tally`; returns the p50 latency in us.
-double run_held_out_pass(ProfileRun& run, const std::vector<CallOutputs>& reference, double threshold, Tally& tally) {
-  std::vector<double> latencies;
+// Runs every held-out call once and compares with the reference into `tally`;
+// returns the p50 wall and thread CPU times in us.
+std::pair<double, double> run_held_out_pass(ProfileRun& run, const std::vector<CallOutputs>& reference,
+                                            double threshold, Tally& tally) {
+  std::vector<double> wall, cpu;
   for (std::size_t i = 0; i < reference.size(); ++i) {
     const CallOutputs out = run.session->run_held_out(static_cast<int>(i));
-    if (out.ran) latencies.push_back(out.latency_us);
+    if (out.ran) wall.push_back(out.latency_us), cpu.push_back(out.cpu_us);
     compare_call(out, reference[i], threshold, tally);
   }
   collect_decisions(run);
-  return median(latencies);
+  return {median(wall), median(cpu)};
 }
 
 // The chosen candidate of a decision ("-" when none).
@@ -414,11 +411,11 @@ std::string flips_cell(std::uint64_t flips, std::uint64_t decisions, bool has_de
   return text;
 }
 
-// Median over rounds of run's p50 divided by speed's p50 in the same round.
-double ratio_to_speed(const ProfileRun& run, const ProfileRun& speed) {
+// Median over rounds of a p50 divided by speed's in the same round.
+double ratio_to_speed(const std::vector<double>& p50, const std::vector<double>& speed_p50) {
   std::vector<double> ratios;
-  for (std::size_t r = 0; r < run.p50_us.size() && r < speed.p50_us.size(); ++r)
-    if (speed.p50_us[r] > 0) ratios.push_back(run.p50_us[r] / speed.p50_us[r]);
+  for (std::size_t r = 0; r < p50.size() && r < speed_p50.size(); ++r)
+    if (speed_p50[r] > 0) ratios.push_back(p50[r] / speed_p50[r]);
   return median(ratios);
 }
 
@@ -432,7 +429,7 @@ void print_table(const Sample& sample, const std::vector<ProfileRun>& runs, int 
     const std::string trial = d ? std::to_string(run.trial_calls) : "none in " + std::to_string(cap);
     std::printf("| %s | %s | %.1f us | %.2f | %.2e | %s | %s | %s | %s | %.1f%% |\n",
                 canary::cost_profile_name(run.profile).c_str(), chosen_cell(run).c_str(), median(run.p50_us),
-                ratio_to_speed(run, runs.front()), run.tally.max_relative_error,
+                ratio_to_speed(run.p50_us, runs.front().p50_us), run.tally.max_relative_error,
                 flips_cell(run.tally.near_flips, run.tally.decisions, sample.has_decisions).c_str(),
                 flips_cell(run.tally.far_flips, run.tally.decisions, sample.has_decisions).c_str(),
                 energy_cell(d).c_str(), trial.c_str(), 100.0 * run.session->stats().cost.overhead());
@@ -455,29 +452,34 @@ void print_decisions(const ProfileRun& run) {
   }
 }
 
-// The decision tables, then per profile the shadow accounting and calls that did not compare.
+// One profile's thread CPU time, shadow accounting, calls that did not compare, and its warm-up pass.
+void print_accounting(const ProfileRun& run, const ProfileRun& speed) {
+  const canary::CostStats& c = run.session->stats().cost;
+  const double timed_overhead = run.timed_calls_us > 0 ? run.timed_shadow_us / run.timed_calls_us : 0.0;
+  std::printf("%s: thread CPU p50 %.1f us (%.2f x speed's); %llu trial calls, %llu shadowed (%.0f ms of shadow "
+              "runs, %.0f ms of calls), %llu skipped; overhead in the timed rounds alone %.1f%%; %llu held-out calls "
+              "compared, %llu mismatched; warm-up pass: max rel error %.2e, flips %llu near, %llu far of %llu\n",
+              canary::cost_profile_name(run.profile).c_str(), median(run.cpu_p50_us),
+              ratio_to_speed(run.cpu_p50_us, speed.cpu_p50_us), static_cast<unsigned long long>(c.trial_calls),
+              static_cast<unsigned long long>(c.shadow_calls), c.shadow_us / 1e3, c.calls_us / 1e3,
+              static_cast<unsigned long long>(c.shadow_skipped), 100.0 * timed_overhead,
+              static_cast<unsigned long long>(run.tally.compared_calls),
+              static_cast<unsigned long long>(run.tally.mismatched_calls), run.warm_up.max_relative_error,
+              static_cast<unsigned long long>(run.warm_up.near_flips),
+              static_cast<unsigned long long>(run.warm_up.far_flips),
+              static_cast<unsigned long long>(run.warm_up.decisions));
+}
+
+// The decision tables, then each profile's accounting.
 void print_details(const std::vector<ProfileRun>& runs) {
   for (const ProfileRun& run : runs) print_decisions(run);
   std::printf("\n");
-  for (const ProfileRun& run : runs) {
-    const canary::CostStats& c = run.session->stats().cost;
-    const double timed_overhead = run.timed_calls_us > 0 ? run.timed_shadow_us / run.timed_calls_us : 0.0;
-    std::printf("%s: %llu trial calls, %llu shadowed (%.0f ms of shadow runs, %.0f ms of calls), %llu skipped; "
-                "overhead during the timed rounds alone %.1f%%; %llu held-out calls compared, %llu mismatched; "
-                "warm-up pass: max rel error %.2e, flips %llu near, %llu far of %llu\n",
-                canary::cost_profile_name(run.profile).c_str(), static_cast<unsigned long long>(c.trial_calls),
-                static_cast<unsigned long long>(c.shadow_calls), c.shadow_us / 1e3, c.calls_us / 1e3,
-                static_cast<unsigned long long>(c.shadow_skipped), 100.0 * timed_overhead,
-                static_cast<unsigned long long>(run.tally.compared_calls),
-                static_cast<unsigned long long>(run.tally.mismatched_calls), run.warm_up.max_relative_error,
-                static_cast<unsigned long long>(run.warm_up.near_flips),
-                static_cast<unsigned long long>(run.warm_up.far_flips),
-                static_cast<unsigned long long>(run.warm_up.decisions));
-  }
+  for (const ProfileRun& run : runs) print_accounting(run, runs.front());
 }
 
-// Trials every profile, then times and compares them on the held-out calls in alternating rounds.
-void run_sample(const Sample& sample, const Args& args) {
+// Trials every profile, then times and compares them on the held-out calls in
+// alternating rounds; false when a profile never decided or a call did not compare.
+bool run_sample(const Sample& sample, const Args& args) {
   const canary::Runtime reference_rt;
   const canary::Model reference_model = reference_rt.load(sample.model_path);
   std::unique_ptr<SampleSession> reference = sample.make_session(reference_model.reference_session());
@@ -486,15 +488,17 @@ void run_sample(const Sample& sample, const Args& args) {
 
   std::vector<ProfileRun> runs;
   for (CostProfile profile : {CostProfile::Speed, CostProfile::Balanced, CostProfile::Robust}) {
-    runs.emplace_back(profile, sample);
+    runs.emplace_back(profile, sample, args.quick);
     run_trial(runs.back(), args.cap);
   }
-  for (ProfileRun& run : runs) run_held_out_pass(run, expected, sample.threshold, run.warm_up);  // untimed
+  for (ProfileRun& run : runs) run_held_out_pass(run, expected, sample.threshold, run.warm_up);  // not kept
   for (int round = 0; round < args.rounds; ++round)
     for (std::size_t k = 0; k < runs.size(); ++k) {
       ProfileRun& run = runs[(k + static_cast<std::size_t>(round)) % runs.size()];
       const canary::CostStats before = run.session->stats().cost;
-      run.p50_us.push_back(run_held_out_pass(run, expected, sample.threshold, run.tally));
+      const auto [wall, cpu] = run_held_out_pass(run, expected, sample.threshold, run.tally);
+      run.p50_us.push_back(wall);
+      run.cpu_p50_us.push_back(cpu);
       run.timed_shadow_us += run.session->stats().cost.shadow_us - before.shadow_us;
       run.timed_calls_us += run.session->stats().cost.calls_us - before.calls_us;
     }
@@ -504,6 +508,14 @@ void run_sample(const Sample& sample, const Args& args) {
               args.held_out, args.rounds, sample.decision_note.c_str());
   print_table(sample, runs, args.cap);
   print_details(runs);
+  bool ok = true;
+  for (const ProfileRun& run : runs) {
+    const std::string name = sample.title + ", " + canary::cost_profile_name(run.profile);
+    if (run.decisions.empty()) std::printf("FAIL %s: no decision in %d calls\n", name.c_str(), args.cap), ok = false;
+    if (run.tally.mismatched_calls + run.warm_up.mismatched_calls > 0)
+      std::printf("FAIL %s: calls that ran in one tier only\n", name.c_str()), ok = false;
+  }
+  return ok;
 }
 
 // "model name" of the first CPU in /proc/cpuinfo.
@@ -524,14 +536,14 @@ int main(int argc, char** argv) {
 
   const canary::Runtime probe_rt;
   const std::string flow_path = flowmeter::default_model_path(flowmeter::ModelKind::Conv);
-  auto flow_inputs = std::make_shared<FlowInputs>(probe_rt.load(flow_path), args.cap, args.held_out, args.send_rejected);
+  auto flow_inputs = std::make_shared<FlowInputs>(probe_rt.load(flow_path), args.cap, args.held_out);
   Sample flow{"flow meter (conv net)", flow_path,
               "decisions: none (the outputs are oil, gas and water rates; no threshold or argmax)", false, 0.0,
               [flow_inputs](canary::Session s) { return std::make_unique<FlowSession>(std::move(s), *flow_inputs); }};
 
   const std::string vehicle_path = vehicle::default_model_dir() + "/vehicle_lstm.onnx";
   const vehicle::ModelCard card = vehicle::load_model_card(vehicle::card_path_for(vehicle_path));
-  auto streams = std::make_shared<VehicleStreams>(args.send_rejected ? -1 : declared_dim(probe_rt.load(vehicle_path), "x", 2));
+  auto streams = std::make_shared<VehicleStreams>();
   char note[400];
   std::snprintf(note, sizeof note,
                 "decisions: derived outside the model (not declared to the cost model): the Detector's per-row "
@@ -542,7 +554,7 @@ int main(int argc, char** argv) {
                return std::make_unique<VehicleSession>(std::move(s), card, *streams);
              }};
 
-  run_sample(flow, args);
-  run_sample(car, args);
-  return 0;
+  const bool flow_ok = run_sample(flow, args);
+  const bool car_ok = run_sample(car, args);
+  return flow_ok && car_ok ? 0 : 1;
 }
