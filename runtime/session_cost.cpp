@@ -30,6 +30,14 @@ bool Session::Impl::shadow_fits(double call_us) const {
   return o.max_shadow_overhead > 0 && stats.cost.shadow_us + estimate <= allowed;
 }
 
+// Deep copies of a run's outputs: the interpreter keeps its buffers between
+// runs, so outputs the caller gets must not share storage with a later run
+// of the same call (a candidate's, a shadow's).
+std::vector<Tensor> owned(std::vector<Tensor> outputs) {
+  for (Tensor& t : outputs) t = t.clone();
+  return outputs;
+}
+
 // Clears the hooks' ticket however the call leaves, so the next call never
 // runs a stale candidate.
 class TicketScope {
@@ -99,7 +107,7 @@ std::vector<Tensor> Session::Impl::run_call(const std::vector<Tensor>& inputs, b
   std::vector<Tensor> served;
   if (!ticket->serve) {
     const Clock::time_point t0 = Clock::now();
-    served = interpreter.run(inputs);
+    served = owned(interpreter.run(inputs));
     last_call_us = us_since(t0);
     stats.cost.calls_us += last_call_us;
   }
@@ -129,6 +137,7 @@ std::vector<Tensor> Session::Impl::run_call(const std::vector<Tensor>& inputs, b
     if (ticket->shadow && (!sample.candidate_ran || !shadow_fits(sample.call_us))) {
       ++stats.cost.shadow_skipped;
     } else if (ticket->shadow) {
+      if (ticket->serve) out = owned(std::move(out));  // the shadow runs the interpreter again
       const Clock::time_point s0 = Clock::now();
       others = shadow_call(*ticket, inputs, out, sample);
       last_shadow_us = shadow_this_call = us_since(s0);
@@ -144,7 +153,7 @@ std::vector<Tensor> Session::Impl::run_call(const std::vector<Tensor>& inputs, b
   }
   engine.report_trial(*ticket, sample, call);
   for (const auto& [t, s] : others) engine.report_trial(t, s, call);
-  return ticket->serve ? out : served;
+  return ticket->serve ? std::move(out) : std::move(served);
 }
 
 }  // namespace canary
