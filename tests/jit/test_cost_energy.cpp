@@ -9,6 +9,7 @@
 #include <fstream>
 #include <optional>
 
+#include "trace_recording.h"
 #include "graph/text_format.h"
 #include "jit/cost/energy.h"
 #include "jit/trace_recorder.h"
@@ -17,6 +18,8 @@
 
 using namespace canary;
 using namespace canary::jit;
+using canary::jit::test::record;
+using canary::jit::test::Recorded;
 using namespace canary::jit::cost;
 namespace fs = std::filesystem;
 
@@ -173,39 +176,6 @@ TEST_CASE("the default powercap root is probed without failing", "[unit][cost]")
 }
 
 namespace {
-
-// Hooks that record the entry anchor's region on the first call.
-class RecordOnce : public vm::JitHooks {
- public:
-  std::uint64_t hot_threshold() const override { return 1; }
-  void on_hot(const vm::Program&, vm::AnchorId, const vm::ShapeProfile&) override {}
-  vm::EntryResult enter(const vm::Program& program, vm::AnchorId anchor, const vm::FrameView&) override {
-    if (recorder || anchor.index != 0) return {};
-    recorder = std::make_unique<TraceRecorder>(program, anchor, vm::kNoPc, [this](std::optional<Trace> t) { trace = t; });
-    vm::EntryResult r;
-    r.action = vm::EntryAction::Record;
-    r.observer = recorder.get();
-    return r;
-  }
-  void on_side_exit(const vm::Program&, vm::AnchorId, vm::ExitId, vm::Pc, const vm::FrameView&) override {}
-  std::unique_ptr<TraceRecorder> recorder;
-  std::optional<Trace> trace;
-};
-
-struct Recorded {
-  std::shared_ptr<const vm::Program> program;
-  Trace trace;
-};
-
-Recorded record(const char* text, std::vector<Tensor> inputs) {
-  auto program = vm::compile(*graph::parse_graph(text));
-  vm::Interpreter interp(program);
-  RecordOnce hooks;
-  interp.set_hooks(&hooks);
-  interp.run(inputs);
-  REQUIRE(hooks.trace.has_value());
-  return {program, *hooks.trace};
-}
 
 const char* kChainWithMatMul = R"(canary v1
 graph main(x: f32[N, 4], b: f32[4]) -> (y, u) {

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "graph/text_format.h"
+#include "trace_recording.h"
 #include "jit/cost/candidates.h"
 #include "jit/plan.h"
 #include "jit/trace_recorder.h"
@@ -21,40 +22,10 @@ using namespace canary::jit;
 
 namespace {
 
-// Hooks that record the entry anchor's region on the first call.
-class RecordOnce : public vm::JitHooks {
- public:
-  std::uint64_t hot_threshold() const override { return 1; }
-  void on_hot(const vm::Program&, vm::AnchorId, const vm::ShapeProfile&) override {}
-  vm::EntryResult enter(const vm::Program& program, vm::AnchorId anchor, const vm::FrameView&) override {
-    if (recorder || anchor.index != 0) return {};
-    recorder = std::make_unique<TraceRecorder>(program, anchor, vm::kNoPc, [this](std::optional<Trace> t) { trace = t; });
-    vm::EntryResult r;
-    r.action = vm::EntryAction::Record;
-    r.observer = recorder.get();
-    return r;
-  }
-  void on_side_exit(const vm::Program&, vm::AnchorId, vm::ExitId, vm::Pc, const vm::FrameView&) override {}
-  std::unique_ptr<TraceRecorder> recorder;
-  std::optional<Trace> trace;
-};
-
-struct Recorded {
-  std::shared_ptr<const vm::Program> program;
-  Trace trace;
-};
+using test::Recorded;
 
 // Records one run of the graph on an x of shape [3, 6].
-Recorded record(const char* text) {
-  auto program = vm::compile(*graph::parse_graph(text));
-  vm::Interpreter interp(program);
-  RecordOnce hooks;
-  interp.set_hooks(&hooks);
-  const std::vector<Tensor> inputs = {Tensor::empty(DType::F32, {3, 6})};
-  interp.run(inputs);
-  REQUIRE(hooks.trace.has_value());
-  return {program, *hooks.trace};
-}
+Recorded record(const char* text) { return test::record(text, {Tensor::empty(DType::F32, {3, 6})}); }
 
 // A ReduceSum and a ReduceMax over the last axis, each after an elementwise op.
 const char* kSumAndMax = R"(canary v1
