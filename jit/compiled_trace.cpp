@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <new>
+#include <optional>
 
 #include "canary/error.h"
 #include "jit/plan_fusion.h"
@@ -87,14 +88,19 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
   entries_.fetch_add(1, std::memory_order_relaxed);
   // A bf16 candidate's kernel steps round MatMul/Gemm/Conv operands; the
   // interpreter, after any exit, runs in the model's precision again.
-  const kernels::ScopedMatmulPrecision precision(plan_.bf16_matmul ? kernels::MatmulPrecision::BF16
-                                                                    : kernels::current_matmul_precision());
+  // Both scopes exist only for variants that set them: the common entry
+  // stays free of thread-local and OpenMP state changes.
+  std::optional<kernels::ScopedMatmulPrecision> precision;
+  if (plan_.bf16_matmul) precision.emplace(kernels::MatmulPrecision::BF16);
   // A variant with its own thread count runs its kernel steps (oneDNN) and
   // large fused groups on that many threads; the session's count comes back
   // after the region.
-  const kernels::OnednnThreadScope onednn_threads(plan_.threads);
+  std::optional<kernels::OnednnThreadScope> onednn_threads;
   RunContext local = ctx;
-  if (plan_.threads > 0) local.threads = plan_.threads;
+  if (plan_.threads > 0) {
+    onednn_threads.emplace(plan_.threads);
+    local.threads = plan_.threads;
+  }
   if (scratch.alias_outputs.size() != plan_.fused.size()) scratch.alias_outputs.assign(plan_.fused.size(), {});
   if (scratch.row_outputs.size() != plan_.rows.size()) scratch.row_outputs.assign(plan_.rows.size(), {});
   for (;;) {

@@ -49,6 +49,9 @@ struct Session::Impl {
   Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program, bool use_jit);
 };
 
+// The interpreter's limits for a session (or a shadow run) under these options.
+vm::RunLimits limits_of(const Options& options);
+
 // Builds a Model from a shape-inferred graph: compiles it and records its signature.
 Model make_model(std::shared_ptr<graph::Graph> graph, const Options& options);
 

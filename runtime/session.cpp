@@ -71,6 +71,8 @@ std::vector<TierTime> tier_rows(const vm::TierTimers& timers) {
   return rows;
 }
 
+}  // namespace
+
 vm::RunLimits limits_of(const Options& o) {
   vm::RunLimits limits;
   limits.max_tensor_bytes = o.max_tensor_bytes;
@@ -79,8 +81,6 @@ vm::RunLimits limits_of(const Options& o) {
   limits.use_onednn = o.use_onednn;
   return limits;
 }
-
-}  // namespace
 
 Session::Impl::Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program, bool use_jit)
     : model(std::move(m)), interpreter(std::move(program), limits_of(model->options)) {
@@ -127,8 +127,8 @@ NamedTensors Session::run(const NamedTensors& inputs) {
     }
     const std::uint64_t call = impl_->stats.calls + impl_->stats.failed_calls + 1;
     if (impl_->hooks) impl_->hooks->begin_call(call);
-    bool new_shape = false;
-    for (std::size_t i = 0; i < specs.size() && !new_shape; ++i)
+    bool new_shape = false;  // only the cost model's monitoring needs it
+    for (std::size_t i = 0; impl_->shadow && i < specs.size() && !new_shape; ++i)
       new_shape = impl_->stats.calls > 0 && is_new_shape(impl_->stats.input_shapes[i], ordered[i].shape());
     std::vector<Tensor> results = impl_->run_call(ordered, new_shape, call);
     NamedTensors out;

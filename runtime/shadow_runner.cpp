@@ -7,18 +7,11 @@
 
 #include "jit/cost/objective.h"
 #include "jit/cost/output_metrics.h"
+#include "runtime/model_impl.h"
 
 namespace canary {
 
 namespace {
-
-vm::RunLimits reference_limits(const Options& o) {
-  vm::RunLimits limits;
-  limits.max_tensor_bytes = o.max_tensor_bytes;
-  limits.max_loop_iterations = o.max_loop_iterations;
-  limits.intra_op_threads = o.intra_op_threads;
-  return limits;
-}
 
 // Folds one output's comparison into the call's sample.
 void fold(const jit::cost::OutputComparison& c, jit::cost::TrialSample& s) {
@@ -39,7 +32,7 @@ void fold(const jit::cost::OutputComparison& c, jit::cost::TrialSample& s) {
 
 ShadowRunner::ShadowRunner(std::shared_ptr<const vm::Program> reference, const Options& options,
                            std::vector<std::string> input_names, std::vector<std::string> output_names)
-    : reference_(std::move(reference), reference_limits(options)), options_(options.cost),
+    : reference_(std::move(reference), limits_of(options)), options_(options.cost),
       relative_floor_(options.cost.limits.value_or(jit::cost::profile_limits(options.cost.profile)).relative_floor),
       output_names_(std::move(output_names)), rng_(options.cost.seed) {
   for (const std::string& name : output_names_) {
