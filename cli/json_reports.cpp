@@ -92,12 +92,15 @@ json stats_json(const Stats& s) {
   json jit = {{"compiled_entries", j.compiled_entries}, {"guard_failures", j.guard_failures},
               {"deopts", j.deopts}, {"value_canaries", j.value_canaries}, {"traces_recorded", j.traces_recorded},
               {"compiles", j.compiles}, {"compile_failures", j.compile_failures}, {"retraces", j.retraces},
+              {"compiles_dropped", j.compiles_dropped}, {"traces_evicted", j.traces_evicted},
               {"variants_installed", j.variants_installed}, {"code_bytes", j.code_bytes},
               {"compile_ms", j.compile_ms}};
   return {{"calls", s.calls},
           {"failed_calls", s.failed_calls},
           {"instructions_executed", s.instructions_executed},
           {"distinct_shapes", s.distinct_shapes},
+          {"arena_bytes", s.arena_bytes},
+          {"peak_arena_bytes", s.peak_arena_bytes},
           {"input_shapes", inputs},
           {"jit", jit}};
 }

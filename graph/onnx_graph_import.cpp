@@ -56,9 +56,9 @@ class GraphImporter {
 // Imports one graph: constants, inputs, nodes in order, outputs.
 std::shared_ptr<Graph> GraphImporter::import_graph(const GraphProto& proto, Scope* parent, int depth,
                                                    const std::string& name, const InputHints& hints) {
-  if (depth > kMaxSubgraphDepth) {
-    fail("graph '" + name + "': subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
-  }
+  check_nesting_depth(ctx_.limits, depth, "graph '" + name + "'");
+  ctx_.nodes += static_cast<std::size_t>(proto.node_size()) + static_cast<std::size_t>(proto.initializer_size());
+  check_node_count(ctx_.limits, ctx_.nodes, "graph '" + name + "'");
   auto g = std::make_shared<Graph>(name, ctx_.symbols);
   Scope scope{g.get(), parent, depth, {}, {}};
   for (const ValueInfoProto& v : proto.value_info()) scope.declared.emplace(v.name(), &v);

@@ -18,9 +18,9 @@ namespace onnx_import {
 namespace {
 
 // Protobuf's nesting limit: each subgraph level costs three messages (graph,
-// node, attribute), so this leaves room for kMaxSubgraphDepth levels and lets
-// the importer report deeper nesting by name.
-constexpr int kProtobufRecursionLimit = 3 * kMaxSubgraphDepth + 64;
+// node, attribute), so this leaves room for the allowed levels and lets the
+// importer report deeper nesting by name.
+int protobuf_recursion_limit(const ImportLimits& limits) { return 3 * effective_depth(limits) + 64; }
 
 // The first version of an op in the default domain, where it is above 13.
 std::int64_t introduced_in(OpKind op) {
@@ -35,11 +35,11 @@ std::int64_t introduced_in(OpKind op) {
 }
 
 // Parses a ModelProto; Error(Model) when the bytes are not one.
-onnx::ModelProto parse_model(std::string_view bytes) {
+onnx::ModelProto parse_model(std::string_view bytes, const ImportLimits& limits) {
   if (bytes.size() > static_cast<std::size_t>(INT_MAX)) fail("file is larger than 2 GiB, which protobuf cannot parse");
   google::protobuf::io::CodedInputStream input(reinterpret_cast<const std::uint8_t*>(bytes.data()),
                                                static_cast<int>(bytes.size()));
-  input.SetRecursionLimit(kProtobufRecursionLimit);
+  input.SetRecursionLimit(protobuf_recursion_limit(limits));
   onnx::ModelProto model;
   if (!model.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
     fail("not a valid ONNX model (protobuf parsing failed: truncated or corrupt file)");
@@ -97,11 +97,12 @@ OpKind op_of_node(const onnx::NodeProto& node, std::int64_t opset) {
 }  // namespace onnx_import
 
 // parse -> check opsets -> import graphs -> infer shapes; errors name the source.
-std::shared_ptr<Graph> import_onnx(std::string_view bytes, std::string_view source_name) {
+std::shared_ptr<Graph> import_onnx(std::string_view bytes, std::string_view source_name, const ImportLimits& limits) {
   using namespace onnx_import;
   try {
-    onnx::ModelProto model = parse_model(bytes);
+    onnx::ModelProto model = parse_model(bytes, limits);
     ImportContext ctx;
+    ctx.limits = limits;
     ctx.opset = default_opset(model);
     std::shared_ptr<Graph> graph = import_main_graph(model.graph(), ctx);
     infer_shapes(*graph);
@@ -117,7 +118,7 @@ std::shared_ptr<Graph> import_onnx(std::string_view bytes, std::string_view sour
 
 // Checks the file's size against protobuf's 2 GiB limit, reads it once into a
 // buffer of that size, then imports it.
-std::shared_ptr<Graph> import_onnx_file(const std::string& path) {
+std::shared_ptr<Graph> import_onnx_file(const std::string& path, const ImportLimits& limits) {
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(ErrorKind::Model, "cannot read ONNX file '" + path + "': " + ec.message());
@@ -140,7 +141,7 @@ std::shared_ptr<Graph> import_onnx_file(const std::string& path) {
     throw Error(ErrorKind::Model, "cannot read ONNX file '" + path + "': read " + std::to_string(in.gcount()) +
                                       " of " + std::to_string(size) + " bytes");
   }
-  return import_onnx(contents, path);
+  return import_onnx(contents, path, limits);
 }
 
 }  // namespace canary::graph

@@ -10,14 +10,17 @@
 #include <string_view>
 
 #include "graph/graph.h"
+#include "graph/import_limits.h"
 
 namespace canary::graph {
 
 // Imports a serialized ModelProto. `source_name` prefixes error messages.
-std::shared_ptr<Graph> import_onnx(std::string_view bytes, std::string_view source_name = "<onnx>");
+// A model over `limits` is Error(Resource) naming the graph and the limit.
+std::shared_ptr<Graph> import_onnx(std::string_view bytes, std::string_view source_name = "<onnx>",
+                                   const ImportLimits& limits = {});
 
 // Reads a .onnx file and imports it; an unreadable file is Error(Model)
 // naming the path.
-std::shared_ptr<Graph> import_onnx_file(const std::string& path);
+std::shared_ptr<Graph> import_onnx_file(const std::string& path, const ImportLimits& limits = {});
 
 }  // namespace canary::graph

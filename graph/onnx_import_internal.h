@@ -16,11 +16,10 @@
 
 #include "canary/error.h"
 #include "graph/graph.h"
+#include "graph/import_limits.h"
 
 namespace canary::graph::onnx_import {
 
-// Subgraphs (Loop, If, Scan bodies) nest at most this deep.
-inline constexpr int kMaxSubgraphDepth = 64;
 // The default-domain opsets the importer accepts.
 inline constexpr std::int64_t kMinOpset = 13;
 inline constexpr std::int64_t kMaxOpset = 17;
@@ -30,6 +29,8 @@ struct ImportContext {
   std::int64_t opset = kMinOpset;
   std::shared_ptr<SymbolTable> symbols = std::make_shared<SymbolTable>();
   std::map<std::string, std::string, std::less<>> dim_params;  // ONNX dim_param -> symbol name
+  ImportLimits limits;
+  std::size_t nodes = 0;  // nodes imported so far, in every graph
 };
 
 // Throws Error(Model) with the text (the pipeline prefixes the source name).

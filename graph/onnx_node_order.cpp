@@ -26,9 +26,10 @@ std::set<std::string> names_read_by(const onnx::NodeProto& node, int depth) {
     if (!in.empty()) read.insert(in);
   for (const auto& a : node.attribute()) {
     if (!a.has_g()) continue;
-    if (depth + 1 > kMaxSubgraphDepth) {
-      fail(describe_node(node) + ": subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
-    }
+    // Protobuf's recursion limit already bounds the nesting to a little over
+    // the configured depth (import_graph reports it by name); the ceiling
+    // keeps this walk bounded whatever parsed the message.
+    check_nesting_depth(ImportLimits{.max_depth = kMaxImportDepthCeiling}, depth + 1, describe_node(node));
     std::set<std::string> inner = free_names(a.g(), depth + 1);
     read.insert(inner.begin(), inner.end());
   }

@@ -47,15 +47,16 @@ const ValueType& output_type(const Graph& g, std::size_t i) { return g.value(g.o
 bool is_constant_true(const ValueInfo& v) { return v.constant && v.constant->numel() > 0 && v.constant->element_as_double(0) != 0; }
 
 // The number of iterations of a Loop when it is known: M, when the condition
-// cannot stop the loop early.
+// cannot stop the loop early. A negative constant M runs no iteration.
 std::optional<Dim> loop_trip_count(const InferContext& ctx, const Graph& body) {
   std::optional<DimVector> m = ctx.input_dims_value(0);
   if (!m || m->size() != 1) return std::nullopt;
-  if (!ctx.has_input(1)) return (*m)[0];
+  const Dim trips = (*m)[0].is_constant() && (*m)[0].value() < 0 ? Dim(0) : (*m)[0];
+  if (!ctx.has_input(1)) return trips;
   const ValueInfo* cond = ctx.input_constant(1) ? &ctx.input_info(1) : nullptr;
   ValueId body_cond = body.outputs()[0];
   bool body_keeps = body_cond == body.inputs()[1] || is_constant_true(body.value(body_cond));
-  if (cond && is_constant_true(*cond) && body_keeps) return (*m)[0];
+  if (cond && is_constant_true(*cond) && body_keeps) return trips;
   return std::nullopt;
 }
 

@@ -65,12 +65,14 @@ std::optional<Dim> float_range_length(InferContext& ctx) {
   return Dim(n > 0 ? static_cast<std::int64_t>(n) : 0);
 }
 
-// Known contents of an integer Range with a short constant length.
+// Known contents of an integer Range with a short constant length. Each value
+// is the previous one plus delta, so only the elements themselves are formed:
+// k * delta alone can leave int64 (start INT64_MIN, delta 2^62, k 2).
 void range_known_dims(InferContext& ctx, const Dim& length) {
   std::optional<Dim> start = known_scalar(ctx, 0), delta = known_scalar(ctx, 2);
   if (!start || !delta || !length.is_constant() || length.value() > kMaxKnownLength) return;
   DimVector values;
-  for (std::int64_t k = 0; k < length.value(); ++k) values.push_back(*start + Dim(k) * *delta);
+  for (std::int64_t k = 0; k < length.value(); ++k) values.push_back(k == 0 ? *start : values.back() + *delta);
   ctx.set_output_known_dims(0, values);
 }
 

@@ -1,6 +1,7 @@
 // Shape rules of ops that select or insert axes and elements: Slice, Gather,
 // Squeeze, Unsqueeze (with known-dims propagation for shape arithmetic).
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "graph/shape_rules.h"
@@ -23,22 +24,29 @@ std::optional<std::vector<std::int64_t>> constant_ints(const InferContext& ctx, 
   return out;
 }
 
-// The ONNX slice length of a constant dim.
+// The ONNX slice length of a constant dim. Lengths are rounded up as
+// (span - 1) / |step| + 1, which cannot overflow for any step, and a step
+// longer than the dim is clamped to it (the same single element), so that
+// -step exists for INT64_MIN.
 std::int64_t slice_length(std::int64_t d, std::int64_t s, std::int64_t e, std::int64_t step) {
   if (s < 0) s += d;
   if (e < 0) e += d;
+  const std::int64_t longest = std::max<std::int64_t>(d, 1);
+  step = std::clamp<std::int64_t>(step, -longest, longest);
   if (step > 0) {
     s = std::clamp<std::int64_t>(s, 0, d);
     e = std::clamp<std::int64_t>(e, 0, d);
-    return e > s ? (e - s + step - 1) / step : 0;
+    return e > s ? (e - s - 1) / step + 1 : 0;
   }
+  if (d == 0) return 0;
   s = std::clamp<std::int64_t>(s, 0, d - 1);
   e = std::clamp<std::int64_t>(e, -1, d - 1);
-  return s > e ? (s - e - step - 1) / -step : 0;
+  return s > e ? (s - e - 1) / -step + 1 : 0;
 }
 
 // The slice length of a symbolic dim with constant bounds, or nullopt.
 std::optional<Dim> symbolic_slice_length(const Dim& d, std::int64_t s, std::int64_t e, std::int64_t step) {
+  if (step == std::numeric_limits<std::int64_t>::min()) return std::nullopt;  // -step does not exist
   if (step < 0) {
     if ((s >= kHuge || s == -1) && e <= -kHuge) return ceil_div(d, Dim(-step));
     return std::nullopt;
@@ -54,9 +62,10 @@ std::optional<Dim> symbolic_slice_length(const Dim& d, std::int64_t s, std::int6
   return max(ceil_div(end - start, Dim(step)), Dim(0));
 }
 
-// The indices Slice picks from a known-length vector.
+// The indices Slice picks from a known-length vector (none from an empty one).
 std::vector<std::int64_t> slice_indices(std::int64_t d, std::int64_t s, std::int64_t e, std::int64_t step) {
   std::int64_t n = slice_length(d, s, e, step);
+  if (n == 0) return {};
   if (s < 0) s += d;
   s = step > 0 ? std::clamp<std::int64_t>(s, 0, d) : std::clamp<std::int64_t>(s, 0, d - 1);
   std::vector<std::int64_t> idx;

@@ -70,6 +70,12 @@ ConvParams read_conv_params(const InferContext& ctx, std::size_t spatial) {
     if (p.strides[s] < 1 || p.dilations[s] < 1 || p.pads[s] < 0 || p.pads[s + spatial] < 0) {
       ctx.fail(ErrorKind::Model, "strides and dilations must be >= 1 and pads >= 0");
     }
+    std::int64_t pad_sum = 0;
+    if (p.auto_pad == "NOTSET" && __builtin_add_overflow(p.pads[s], p.pads[s + spatial], &pad_sum)) {
+      ctx.fail(ErrorKind::Shape, "attribute 'pads' holds " + std::to_string(p.pads[s]) + " and " +
+                                     std::to_string(p.pads[s + spatial]) + " on spatial axis " + std::to_string(s) +
+                                     ": their sum overflows int64");
+    }
   }
   return p;
 }

@@ -23,10 +23,12 @@ struct Factors {
   DimVector opaque;
 };
 
-// Multiplies one dim into the factors (c * S * R splits into c, S, R).
+// Multiplies one dim into the factors (c * S * R splits into c, S, R). The
+// constants multiply as Dims: symbols fixed to large constants can make the
+// product leave int64 even where the symbolic product did not.
 void add_factor(Factors& f, const Dim& d) {
   if (d.is_constant()) {
-    f.coef *= d.value();
+    f.coef = (Dim(f.coef) * d).value();
     return;
   }
   std::vector<std::string> names = d.symbols();
@@ -39,7 +41,7 @@ void add_factor(Factors& f, const Dim& d) {
     f.opaque.push_back(d);
     return;
   }
-  f.coef *= c.value();
+  f.coef = (Dim(f.coef) * c).value();
   f.symbols.insert(names.begin(), names.end());
 }
 
@@ -110,7 +112,12 @@ DimVector resolve_reshape(InferContext& ctx, const DimVector& in, DimVector targ
     if (rest.is_constant() && (rest.value() == 0 || (total.is_constant() && total.value() % rest.value() != 0))) {
       ctx.fail(ErrorKind::Shape, "cannot reshape " + dims_to_string(in) + " to " + dims_to_string(target));
     }
-    target[infer_at] = infer_minus_one(ctx.symbols(), in, others);
+    try {
+      target[infer_at] = infer_minus_one(ctx.symbols(), in, others);
+    } catch (const Error& e) {
+      ctx.fail(e.kind(), "the -1 in shape " + dims_to_string(target) + " for input " + dims_to_string(in) + ": " +
+                             e.detail());
+    }
   }
   Dim out_total = product(target.begin(), target.end());
   if (total.is_constant() && out_total.is_constant() && total.value() != out_total.value()) {
@@ -139,6 +146,12 @@ void infer_expand(InferContext& ctx) {
   ctx.expect_rank(1, 1);
   std::optional<DimVector> target = ctx.input_dims_value(1);
   DimVector shape = target ? *target : fresh_dims_for_shape_input(ctx, 1);
+  for (const Dim& d : shape) {
+    // A negative target would broadcast against a 1 into a negative output dim.
+    if (d.is_constant() && d.value() < 0) {
+      ctx.fail(ErrorKind::Shape, "shape " + dims_to_string(shape) + " has a negative dim");
+    }
+  }
   ctx.set_output(0, ValueType{ctx.input_type(0).dtype, ctx.broadcast(ctx.input_type(0).shape, shape)});
 }
 

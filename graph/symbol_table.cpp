@@ -27,6 +27,17 @@ std::optional<std::int64_t> first_multiple_at_least(std::int64_t lo, std::int64_
   return r;
 }
 
+// The least common multiple of two positive divisors; Error(Shape) naming the
+// symbol when it leaves int64 (std::lcm is undefined there).
+std::int64_t combined_divisor(std::string_view name, std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a / std::gcd(a, b), b, &r)) {
+    throw Error(ErrorKind::Shape, "symbol '" + std::string(name) + "': divisors " + std::to_string(a) + " and " +
+                                      std::to_string(b) + " have no common multiple within int64");
+  }
+  return r;
+}
+
 // Throws a shape error for a symbol whose constraints admit no value.
 void check_satisfiable(std::string_view name, const SymbolConstraints& c) {
   auto first = first_multiple_at_least(c.min, c.divisor);
@@ -118,7 +129,7 @@ void SymbolTable::set_divisor(std::string_view name, std::int64_t divisor) {
   }
   Entry& root = root_entry(name);
   SymbolConstraints c = root.constraints;
-  c.divisor = std::lcm(c.divisor, divisor);
+  c.divisor = combined_divisor(name, c.divisor, divisor);
   check_satisfiable(name, c);
   if (root.value && !violation(*root.value, c).empty()) {
     throw Error(ErrorKind::Shape, "symbol '" + std::string(name) + "' == " + std::to_string(*root.value) +
@@ -140,8 +151,12 @@ void SymbolTable::merge(const std::string& a, const std::string& b, std::string_
   SymbolConstraints c = keep.constraints;
   c.min = std::max(c.min, gone.constraints.min);
   c.max = std::min(c.max, gone.constraints.max);
-  c.divisor = std::lcm(c.divisor, gone.constraints.divisor);
   std::string both = std::string(context) + ": " + a + " == " + b;
+  try {
+    c.divisor = combined_divisor(ra, c.divisor, gone.constraints.divisor);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Shape, both + ": " + e.detail());
+  }
   if (keep.value && gone.value && *keep.value != *gone.value) {
     throw Error(ErrorKind::Shape, both + " contradicts " + ra + " == " + std::to_string(*keep.value) +
                                       " and " + rb + " == " + std::to_string(*gone.value));

@@ -12,8 +12,8 @@
 namespace canary::graph {
 namespace text {
 
-TextParser::TextParser(std::string_view text, std::string_view source)
-    : lex_(text, source), symbols_(std::make_shared<SymbolTable>()) {}
+TextParser::TextParser(std::string_view text, std::string_view source, const ImportLimits& limits)
+    : lex_(text, source), symbols_(std::make_shared<SymbolTable>()), limits_(limits) {}
 
 // model := 'canary' 'v1' symbols_block? 'graph' graph_def END
 std::shared_ptr<Graph> TextParser::parse_model(bool infer) {
@@ -38,9 +38,7 @@ void TextParser::parse_version() {
 
 // graph_def := name '(' inputs ')' '->' '(' outputs ')' captures? '{' body '}'
 std::shared_ptr<Graph> TextParser::parse_graph_def(const Scope* parent, int depth) {
-  if (depth > kMaxGraphDepth) {
-    lex_.fail_at(lex_.peek().offset, "subgraphs nested deeper than " + std::to_string(kMaxGraphDepth));
-  }
+  check_nesting_depth(limits_, depth, lex_.location(lex_.peek().offset));
   auto g = std::make_shared<Graph>(parse_name("a graph name"), symbols_);
   Scope scope{g.get(), parent, depth};
   expect(TokenKind::LParen, "'(' before the graph inputs");
@@ -121,6 +119,7 @@ void TextParser::parse_statement(Scope& scope) {
 // constant := name ':' dtype '[' ints ']' '=' '[' elements ']'
 void TextParser::parse_constant(Scope& scope) {
   std::size_t offset = lex_.peek().offset;
+  count_node(offset);
   std::string name = parse_name("a constant name");
   if (scope.graph->find_value(name)) lex_.fail_at(offset, "duplicate name '" + name + "'");
   expect(TokenKind::Colon, "':' and a type after the constant name");
@@ -144,6 +143,7 @@ struct OutputSlot {
 
 // node := (outputs '=')? OpName '(' inputs ')' attributes? string?
 void TextParser::parse_node(Scope& scope) {
+  count_node(lex_.peek().offset);
   std::vector<OutputSlot> slots;
   bool bare_call = lex_.peek().kind == TokenKind::Ident && lex_.peek_second().kind == TokenKind::LParen;
   if (!bare_call) {
@@ -184,6 +184,9 @@ void TextParser::parse_node(Scope& scope) {
     annotations_.push_back(Annotation{scope.graph, v, *slots[i].type, slots[i].offset});
   }
 }
+
+// Counts a node or constant against ImportLimits::max_nodes.
+void TextParser::count_node(std::size_t offset) { check_node_count(limits_, ++nodes_, lex_.location(offset)); }
 
 // inputs := (('_' | name) (',' ...)*)? ')'
 std::vector<ValueId> TextParser::parse_call_inputs(Scope& scope) {
@@ -258,25 +261,26 @@ void TextParser::fail_expected(const std::string& what) {
 }  // namespace text
 
 // Parses a model and runs shape inference.
-std::shared_ptr<Graph> parse_graph(std::string_view text, std::string_view source_name) {
-  text::TextParser parser(text, source_name);
+std::shared_ptr<Graph> parse_graph(std::string_view text, std::string_view source_name, const ImportLimits& limits) {
+  text::TextParser parser(text, source_name, limits);
   return parser.parse_model(true);
 }
 
 // Parses a model without shape inference.
-std::shared_ptr<Graph> parse_graph_uninferred(std::string_view text, std::string_view source_name) {
-  text::TextParser parser(text, source_name);
+std::shared_ptr<Graph> parse_graph_uninferred(std::string_view text, std::string_view source_name,
+                                              const ImportLimits& limits) {
+  text::TextParser parser(text, source_name, limits);
   return parser.parse_model(false);
 }
 
 // Reads and parses a file.
-std::shared_ptr<Graph> load_graph_file(const std::string& path) {
+std::shared_ptr<Graph> load_graph_file(const std::string& path, const ImportLimits& limits) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Model, "cannot read graph file '" + path + "'");
   std::ostringstream contents;
   contents << in.rdbuf();
   if (in.bad()) throw Error(ErrorKind::Model, "cannot read graph file '" + path + "'");
-  return parse_graph(contents.str(), path);
+  return parse_graph(contents.str(), path, limits);
 }
 
 }  // namespace canary::graph

@@ -11,12 +11,10 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/import_limits.h"
 #include "graph/text_format_lexer.h"
 
 namespace canary::graph::text {
-
-// Deepest nesting of subgraphs the parser accepts.
-inline constexpr int kMaxGraphDepth = 64;
 
 // A type written on a node output, to be checked after shape inference.
 struct Annotation {
@@ -36,7 +34,7 @@ struct Scope {
 
 class TextParser {
  public:
-  TextParser(std::string_view text, std::string_view source);
+  TextParser(std::string_view text, std::string_view source, const ImportLimits& limits = {});
   // Parses the whole text; runs shape inference and checks the written types
   // against it when `infer` is set.
   std::shared_ptr<Graph> parse_model(bool infer);
@@ -51,6 +49,7 @@ class TextParser {
   void parse_statement(Scope& scope);
   void parse_constant(Scope& scope);
   void parse_node(Scope& scope);
+  void count_node(std::size_t offset);
   std::vector<ValueId> parse_call_inputs(Scope& scope);
   ValueId resolve(const Scope& scope, const std::string& name, std::size_t offset);
   std::string parse_name(const char* what);
@@ -85,6 +84,8 @@ class TextParser {
   Lexer lex_;
   std::shared_ptr<SymbolTable> symbols_;
   std::vector<Annotation> annotations_;
+  ImportLimits limits_;
+  std::size_t nodes_ = 0;  // nodes and constants parsed so far, in every graph
 };
 
 }  // namespace canary::graph::text

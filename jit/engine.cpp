@@ -260,11 +260,16 @@ void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64
     a.penalty_until_ns.store(to_ns(a.penalty_until), std::memory_order_relaxed);
     return;
   }
+  const bool on_this_thread = options_.synchronous || !start_worker(anchor, call);
+  if (!on_this_thread && queue_.size() >= static_cast<std::size_t>(std::max(1, options_.max_compile_queue))) {
+    drop_trace(a, anchor, trace->id, call);
+    return;
+  }
   a.compiling = true;
   ++a.compiles_in_window;
   ++a.compiles_total;
   Task task{anchor, std::move(*trace), call};
-  if (options_.synchronous || !start_worker(anchor, call)) {
+  if (on_this_thread) {
     ++busy_;
     lock.unlock();
     compile(task);
@@ -272,6 +277,22 @@ void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64
   }
   queue_.push_back(std::move(task));
   work_cv_.notify_one();
+}
+
+// The compile queue is full: the trace is not compiled (it costs no compile
+// of the anchor's budget), the region stays interpreted, and the anchor is
+// recorded again once a penalty has passed, when the queue has likely drained.
+// Caller holds mu_.
+void Engine::drop_trace(Anchor& a, vm::AnchorId anchor, std::uint32_t trace, std::uint64_t call) {
+  ++totals_.compiles_dropped;
+  Event e = event(EventKind::Fallback, anchor, call);
+  e.trace = trace;
+  e.message = "compile queue full (JitOptions::max_compile_queue = " + std::to_string(queue_.size()) + "): trace " +
+              std::to_string(trace) + " dropped; '" + a.name + "' stays interpreted and is recorded again in " +
+              std::to_string(static_cast<int>(a.penalty_ms)) + " ms";
+  events_.add(std::move(e));
+  set_penalty(a, Clock::now());
+  a.wants_recording = true;
 }
 
 // Starts the compile thread unless it runs; false (with a Fallback event)
@@ -297,7 +318,7 @@ void Engine::worker_loop() {
   mark_compile_thread();
   std::unique_lock lock(mu_);
   for (;;) {
-    work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    work_cv_.wait(lock, [&] { return stopping_ || (!held_ && !queue_.empty()); });
     if (stopping_) return;
     Task task = std::move(queue_.front());
     queue_.pop_front();
@@ -444,6 +465,7 @@ void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std:
   a.replace_trace = 0;
   a.list = std::move(list);
   a.version.fetch_add(1, std::memory_order_release);
+  enforce_trace_limit(a, call);
   a.failures_since_install = 0;
   ++totals_.compiles;
   totals_.compile_ms += trace->compile_ms();
@@ -468,6 +490,45 @@ void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std:
     ev.anchor = a.name;
     ev.trace = old->id();
     ev.message = "trace " + std::to_string(old->id()) + " removed: " + why;
+    events_.add(std::move(ev));
+  }
+}
+
+// Keeps the model within JitOptions::max_traces installed variants: while
+// over, the least used variant goes, never the one just installed at `keep`.
+// An anchor that loses its last variant is not re-recorded (that would only
+// evict another): running sessions interpret its region, and a new session
+// that finds it hot records it again. Caller holds mu_.
+void Engine::enforce_trace_limit(Anchor& keep, std::uint64_t call) {
+  const std::size_t limit = static_cast<std::size_t>(std::max(1, options_.max_traces));
+  std::size_t installed = 0;
+  for (const auto& a : anchors_) installed += a->list->size();
+  while (installed > limit) {
+    Anchor* owner = nullptr;
+    std::size_t index = 0;
+    for (const auto& a : anchors_)
+      for (std::size_t i = 0; i < a->list->size(); ++i) {
+        if (a.get() == &keep && i == 0) continue;  // the new trace
+        if (!owner || (*a->list)[i]->entries() < (*owner->list)[index]->entries()) {
+          owner = a.get();
+          index = i;
+        }
+      }
+    if (!owner) return;
+    auto list = std::make_shared<VariantList>(*owner->list);
+    const std::shared_ptr<const CompiledTrace> evicted = (*list)[index];
+    list->erase(list->begin() + static_cast<std::ptrdiff_t>(index));
+    owner->list = std::move(list);
+    owner->version.fetch_add(1, std::memory_order_release);
+    --installed;
+    ++totals_.traces_evicted;
+    Event ev;
+    ev.kind = EventKind::Evicted;
+    ev.call = call;
+    ev.anchor = owner->name;
+    ev.trace = evicted->id();
+    ev.message = "trace " + std::to_string(evicted->id()) + " removed: the model holds its limit of " +
+                 std::to_string(limit) + " compiled traces (JitOptions::max_traces, least used)";
     events_.add(std::move(ev));
   }
 }
@@ -595,12 +656,22 @@ void Engine::wait_idle() {
   idle_cv_.wait(lock, [&] { return queue_.empty() && busy_ == 0; });
 }
 
+void Engine::hold_compiles(bool held) {
+  {
+    std::lock_guard lock(mu_);
+    held_ = held;
+  }
+  work_cv_.notify_all();
+}
+
 void Engine::fill_stats(JitStats& stats) const {
   std::lock_guard lock(mu_);
   stats.traces_recorded = totals_.traces_recorded;
   stats.compiles = totals_.compiles;
   stats.compile_failures = totals_.compile_failures;
   stats.retraces = totals_.retraces;
+  stats.compiles_dropped = totals_.compiles_dropped;
+  stats.traces_evicted = totals_.traces_evicted;
   stats.compile_ms = totals_.compile_ms;
   stats.variants_installed = 0;
   stats.code_bytes = 0;

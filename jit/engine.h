@@ -97,8 +97,12 @@ class Engine {
   // The ticketed call failed (the error reaches the user): the turn goes back.
   void abandon_ticket(const cost::Ticket& ticket) noexcept;
 
-  // Blocks until nothing is queued or compiling.
+  // Blocks until nothing is queued or compiling (never call it while held).
   void wait_idle();
+  // Holds the background compile thread before its next task while `held`;
+  // traces still queue (up to JitOptions::max_compile_queue). For tests that
+  // need a queue that does not drain.
+  void hold_compiles(bool held);
   // A snapshot of anchors, variants, groups and guards (engine_report.cpp).
   JitReport report() const;
   // Model-wide counters (compiles, code) merged into a session's JitStats.
@@ -118,6 +122,8 @@ class Engine {
   void save_learned_profile();
   void compile(const Task& task);
   void install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call);
+  void enforce_trace_limit(Anchor& keep, std::uint64_t call);
+  void drop_trace(Anchor& a, vm::AnchorId anchor, std::uint32_t trace, std::uint64_t call);
   void worker_loop();
   bool start_worker(vm::AnchorId anchor, std::uint64_t call);
   bool can_compile(const Anchor& a, std::chrono::steady_clock::time_point now) const;
@@ -161,6 +167,7 @@ class Engine {
   std::deque<Task> queue_;
   int busy_ = 0;
   bool stopping_ = false;
+  bool held_ = false;  // hold_compiles
   std::thread worker_;
   std::uint32_t next_trace_id_ = 1;
   int injected_faults_left_ = 0;  // -1: every compile fails

@@ -62,17 +62,27 @@ void Model::wait_for_compiles() const {
   if (impl_->engine) impl_->engine->wait_idle();
 }
 
-// Keeps the options and applies their fault-injection spec (process-wide).
-Runtime::Runtime(Options options) : options_(options) { apply_fault_options(options_); }
+// Checks the limits, keeps the options and applies their fault-injection
+// spec (process-wide).
+Runtime::Runtime(Options options) : options_(options) {
+  check_limit_options(options_);
+  apply_fault_options(options_);
+}
+
+// The import limits of these options.
+static graph::ImportLimits import_limits(const Options& o) {
+  return graph::ImportLimits{.max_nodes = o.max_graph_nodes, .max_depth = o.max_graph_depth};
+}
 
 // A path ending in ".onnx" is an ONNX model; anything else is the text format.
 Model Runtime::load(const std::string& path) const {
   bool is_onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
-  return make_model(is_onnx ? graph::import_onnx_file(path) : graph::load_graph_file(path), options_);
+  const graph::ImportLimits limits = import_limits(options_);
+  return make_model(is_onnx ? graph::import_onnx_file(path, limits) : graph::load_graph_file(path, limits), options_);
 }
 
 Model Runtime::load_text(std::string_view text, std::string_view source_name) const {
-  return make_model(graph::parse_graph(text, source_name), options_);
+  return make_model(graph::parse_graph(text, source_name, import_limits(options_)), options_);
 }
 
 }  // namespace canary

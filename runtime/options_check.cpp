@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "graph/import_limits.h"
 
 namespace canary {
 
@@ -41,7 +45,28 @@ void check_limits(const CostLimits& l) {
   check_number("limits.max_variance_ratio", l.max_variance_ratio, 1.0, 1e30);
 }
 
+// A limit outside [lo, hi]: Error(Input) naming it.
+void check_limit(const char* name, std::int64_t value, std::int64_t lo, std::int64_t hi) {
+  if (value >= lo && value <= hi) return;
+  throw Error(ErrorKind::Input, std::string("Options::") + name + " is " + std::to_string(value) +
+                                    "; expected a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+// A size limit of 0 would make every model fail: Error(Input) naming it.
+void check_nonzero(const char* name, std::size_t value) {
+  if (value == 0) throw Error(ErrorKind::Input, std::string("Options::") + name + " is 0; expected at least 1");
+}
+
 }  // namespace
+
+void check_limit_options(const Options& o) {
+  check_nonzero("max_arena_bytes", o.max_arena_bytes);
+  check_nonzero("max_graph_nodes", o.max_graph_nodes);
+  check_limit("max_loop_iterations", o.max_loop_iterations, 0, std::numeric_limits<std::int64_t>::max());
+  check_limit("max_graph_depth", o.max_graph_depth, 0, graph::kMaxImportDepthCeiling);
+  check_limit("jit.max_traces", o.jit.max_traces, 1, 1 << 20);
+  check_limit("jit.max_compile_queue", o.jit.max_compile_queue, 1, 1 << 20);
+}
 
 void check_options(const Options& options, const std::vector<TensorSpec>& inputs,
                    const std::vector<TensorSpec>& outputs) {

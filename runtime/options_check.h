@@ -1,5 +1,6 @@
-// Checks the Options a model is loaded with against the model: the cost
-// model's numbers are in range and the outputs and inputs it names exist.
+// Checks of Options: the resource limits when a Runtime is made, and the
+// cost model's settings against each model it loads (its numbers in range,
+// the outputs and inputs it names present).
 #pragma once
 
 #include <vector>
@@ -7,6 +8,9 @@
 #include "canary/canary.h"
 
 namespace canary {
+
+// Throws Error(Input) naming the limit and its bad value.
+void check_limit_options(const Options& options);
 
 // Throws Error(Input) naming the option and the bad value.
 void check_options(const Options& options, const std::vector<TensorSpec>& inputs,

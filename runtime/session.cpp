@@ -18,7 +18,10 @@ std::string list_names(const std::vector<TensorSpec>& specs) {
 // Throws Error(Input) for a named input the model does not declare. Models
 // have a handful of inputs, so a scan beats building a set on every call.
 void reject_unknown_inputs(const NamedTensors& given, const std::vector<TensorSpec>& specs) {
-  for (const auto& [name, tensor] : given) {
+  for (const auto& entry : given) {
+    // A named reference, not a structured binding: clang 14 (the fuzz build)
+    // cannot capture bindings in a lambda.
+    const std::string& name = entry.first;
     const bool known = std::any_of(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == name; });
     if (!known)
       throw Error(ErrorKind::Input, "unknown input '" + name + "'; the model's inputs are: " + list_names(specs));
@@ -76,6 +79,7 @@ std::vector<TierTime> tier_rows(const vm::TierTimers& timers) {
 vm::RunLimits limits_of(const Options& o) {
   vm::RunLimits limits;
   limits.max_tensor_bytes = o.max_tensor_bytes;
+  limits.max_arena_bytes = o.max_arena_bytes;
   limits.max_loop_iterations = o.max_loop_iterations;
   limits.intra_op_threads = o.intra_op_threads;
   limits.use_onednn = o.use_onednn;
@@ -146,6 +150,8 @@ NamedTensors Session::run(const NamedTensors& inputs) {
 
 const Stats& Session::stats() const {
   impl_->stats.distinct_shapes = impl_->interpreter.profile().distinct_shape_count();
+  impl_->stats.arena_bytes = impl_->interpreter.arena_bytes();
+  impl_->stats.peak_arena_bytes = impl_->interpreter.peak_arena_bytes();
   if (impl_->hooks) {
     impl_->stats.jit = impl_->hooks->counters();
     impl_->model->engine->fill_stats(impl_->stats.jit);

@@ -12,7 +12,8 @@ namespace canary::vm {
 
 // Sizes the frame for the program and loads its constants into their registers.
 Interpreter::Interpreter(std::shared_ptr<const Program> p, RunLimits limits)
-    : program_(std::move(p)), limits_(limits), profile_(*program_) {
+    : program_(std::move(p)), limits_(limits), arena_(std::make_shared<ArenaBudget>(limits.max_arena_bytes)),
+      profile_(*program_) {
   code_ = program_->code().data();
   ops_ = program_->operands().data();
   frame_.registers.resize(program_->register_count());
@@ -40,6 +41,7 @@ FrameView Interpreter::frame_view() {
 // Binds inputs, runs to Return, hands out the outputs.
 std::vector<Tensor> Interpreter::run(std::span<const Tensor> inputs) {
   const ScopedTensorAllocationLimit allocation_limit(limits_.max_tensor_bytes);
+  const ScopedArenaBudget arena(arena_);
   const kernels::OnednnThreadScope onednn_threads(limits_.intra_op_threads);
   const kernels::OnednnEnabledScope onednn_enabled(limits_.use_onednn);
   bind_inputs(inputs);
@@ -55,6 +57,7 @@ std::vector<Tensor> Interpreter::run(std::span<const Tensor> inputs) {
   observer_ = nullptr;
   std::vector<Tensor> outputs = collect_outputs();
   release_borrowed();
+  for (Tensor& t : outputs) release_from_arena(t);
   return outputs;
 }
 

@@ -10,6 +10,7 @@
 
 #include "canary/error.h"
 #include "canary/tensor.h"
+#include "runtime/core/arena_budget.h"
 #include "vm/frame.h"
 #include "vm/jit_hooks.h"
 #include "vm/program.h"
@@ -23,6 +24,7 @@ struct RunLimits {
   std::int64_t max_loop_iterations = 1 << 24;      // any one loop execution
   int intra_op_threads = 1;                         // oneDNN threads inside one kernel; 0: library default
   bool use_onednn = true;                           // false: the reference kernels only
+  std::size_t max_arena_bytes = 64ull << 30;       // all tensors this interpreter holds at once
 };
 
 // One per Session (per thread); the Program is immutable and shared.
@@ -43,6 +45,10 @@ class Interpreter {
   ShapeProfile& profile() { return profile_; }
   const Program& program() const { return *program_; }
   const RunLimits& limits() const { return limits_; }
+  // Bytes of tensor storage the interpreter holds now (its kept registers)
+  // and the most it held during any call (RunLimits::max_arena_bytes).
+  std::size_t arena_bytes() const { return arena_->held(); }
+  std::size_t peak_arena_bytes() const { return arena_->peak(); }
   // The frame as hooks and observers see it.
   FrameView frame_view();
 
@@ -81,6 +87,9 @@ class Interpreter {
 
   std::shared_ptr<const Program> program_;
   RunLimits limits_;
+  // Charged for every tensor a call allocates; outputs are released from it
+  // when they are handed to the caller.
+  std::shared_ptr<ArenaBudget> arena_;
   Frame frame_;
   ShapeProfile profile_;
   const Instruction* code_ = nullptr;

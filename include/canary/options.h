@@ -32,6 +32,15 @@ struct JitOptions {
   // failure and decays with time, so a long-running service recovers).
   int max_variants_per_anchor = 4;
   int max_compiles_per_anchor = 8;
+  // Compiled traces installed at once in one model, all anchors together
+  // (each anchor also keeps at most max_variants_per_anchor); installing one
+  // more evicts the model's least used variant (an evicted anchor's region is
+  // then interpreted by the sessions already running).
+  int max_traces = 256;
+  // Traces waiting for the background compile thread, all anchors together.
+  // A trace recorded while the queue is full is dropped (a fallback event):
+  // its region stays interpreted and is recorded again after a penalty.
+  int max_compile_queue = 64;
   // Vector tier: "auto" (CPU detection), "avx512", "avx2" or "scalar".
   std::string isa = "auto";
   // Bytes of executable memory for compiled code, all sessions together.
@@ -49,6 +58,17 @@ struct Options {
   // Largest single tensor a call may allocate; a larger request is an
   // Error(Resource) naming the node, never an out-of-memory crash.
   std::size_t max_tensor_bytes = std::size_t{16} << 30;
+  // Tensor storage one Session may hold at once: the buffers it keeps
+  // between calls plus every tensor a call allocates (outputs stop counting
+  // once returned). A call that would go over is an Error(Resource) naming the
+  // node and the tensor, and the session stays usable. Stats::peak_arena_bytes
+  // shows what a workload needs.
+  std::size_t max_arena_bytes = std::size_t{64} << 30;
+  // Largest model Runtime::load accepts: nodes in all graphs together
+  // (constants and initializers included), and levels of subgraph nesting
+  // (at most 256). A larger model is an Error(Resource) naming the graph.
+  std::size_t max_graph_nodes = 1'000'000;
+  int max_graph_depth = 64;
   // Upper bound on the iterations of one Loop or Scan per call, so that a model
   // whose loop never terminates gets an Error(Resource) instead of hanging.
   std::int64_t max_loop_iterations = std::int64_t{1} << 24;

@@ -32,6 +32,8 @@ struct JitStats {
   std::uint64_t compiles = 0;
   std::uint64_t compile_failures = 0;
   std::uint64_t retraces = 0;
+  std::uint64_t compiles_dropped = 0;     // traces dropped because the compile queue was full
+  std::uint64_t traces_evicted = 0;      // variants evicted by JitOptions::max_traces
   std::uint64_t variants_installed = 0;  // currently installed, all anchors
   std::uint64_t code_bytes = 0;          // machine code of installed variants
   double compile_ms = 0.0;               // total compile time
@@ -60,6 +62,10 @@ struct Stats {
   std::uint64_t failed_calls = 0;            // run() calls that threw canary::Error
   std::uint64_t instructions_executed = 0;   // bytecode instructions, all calls
   std::uint64_t distinct_shapes = 0;         // distinct output shapes seen, summed over instructions
+  // Tensor storage the session holds between calls (its reused buffers), and
+  // the most it held at once during a call: what Options::max_arena_bytes bounds.
+  std::size_t arena_bytes = 0;
+  std::size_t peak_arena_bytes = 0;
   std::vector<InputShapes> input_shapes;     // per model input
   JitStats jit;
   TimeStats time;

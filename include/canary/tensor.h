@@ -20,8 +20,9 @@ inline constexpr std::size_t kMaxTensorRank = 64;
 // Alignment of every buffer Canary allocates; vector kernels rely on it.
 inline constexpr std::size_t kTensorAlignment = 64;
 
-// Number of elements of a shape, or a Resource error naming the shape when the
-// product overflows int64 or a dim is negative.
+// Number of elements of a shape, or an error naming the shape: Shape when a
+// dim is negative, Resource when the product of its non-zero dims overflows
+// int64 (also for an empty shape, whose strides would overflow).
 std::int64_t checked_numel(std::span<const std::int64_t> shape);
 
 // Renders "[2, 3, 4]".
@@ -117,12 +118,16 @@ class Tensor {
   // "f32[2, 3]".
   std::string type_string() const;
 
+  // Internal (runtime/core/arena_budget.h): stops charging this tensor's
+  // storage to the session arena it was allocated in.
+  friend void release_from_arena(Tensor& tensor) noexcept;
+
  private:
   struct Storage;
   void check_type(DType expected) const;
   // Throws Error(Input) when a value count does not match numel().
   void check_count(std::int64_t count) const;
-  static std::shared_ptr<Storage> allocate(std::size_t bytes);
+  static std::shared_ptr<Storage> allocate(std::size_t bytes, DType dtype, std::span<const std::int64_t> shape);
 
   DType dtype_ = DType::F32;
   Shape shape_;

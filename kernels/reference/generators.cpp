@@ -55,7 +55,14 @@ void fill_range(T start, T limit, T delta, Tensor& y) {
   const std::int64_t shape[1] = {n};
   y.reset(dtype_of<T>::value, shape);
   T* py = y.data<T>();
-  for (std::int64_t i = 0; i < n; ++i) py[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  if constexpr (std::is_integral_v<T>) {
+    // Every element lies between start and limit, but i * delta alone may not
+    // fit T (start INT64_MIN, delta 2^62, i 2): compute in 128 bits.
+    for (std::int64_t i = 0; i < n; ++i)
+      py[i] = static_cast<T>(static_cast<__int128>(start) + static_cast<__int128>(i) * delta);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) py[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  }
 }
 
 }  // namespace

@@ -158,6 +158,8 @@ void matmul(const Tensor& a, const Tensor& b, Tensor& y) {
   if (!is_floating(a.dtype())) throw_unsupported_dtype("MatMul", a.dtype());
   const MatmulGeometry g = plan_matmul(a, b);
   y.reset(a.dtype(), g.out_shape);
+  // An empty result (m or n is 0) may still have 2^62 batches to walk.
+  if (y.numel() == 0) return;
   if (a.dtype() == DType::F32)
     run_matmul<float>(g, a, b, y);
   else

@@ -143,7 +143,12 @@ void tile(const Tensor& x_in, const Tensor& repeats, Tensor& y) {
     view.insert(view.end(), {reps[k], x.shape()[k]});
     strides.insert(strides.end(), {0, own[k]});
   }
-  checked_numel(out);
+  if (checked_numel(out) == 0) {
+    // Walking the [r0, d0, r1, d1, ...] view would multiply repeats that an
+    // empty dim cancels (x [1, 0] by [2^62, 4]) and overflow; nothing to copy.
+    y.reset(x.dtype(), out);
+    return;
+  }
   detail::dispatch_bits(x.dtype(), [&](auto tag) {
     using U = decltype(tag);
     y.reset(x.dtype(), out);

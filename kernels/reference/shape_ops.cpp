@@ -62,16 +62,18 @@ SliceDim clamp_slice(std::int64_t start, std::int64_t end, std::int64_t step, st
   // clamping it keeps the length and stride arithmetic below from overflowing.
   const std::int64_t longest = std::max<std::int64_t>(dim, 1);
   step = std::clamp<std::int64_t>(step, -longest, longest);
+  // Lengths round up as (span - 1) / |step| + 1: span + |step| - 1 can
+  // overflow when an empty tensor has a dim near INT64_MAX.
   SliceDim s{0, step, 0};
   if (step > 0) {
     s.start = std::clamp<std::int64_t>(start, 0, dim);
     end = std::clamp<std::int64_t>(end, 0, dim);
-    if (end > s.start) s.length = (end - s.start + step - 1) / step;
+    if (end > s.start) s.length = (end - s.start - 1) / step + 1;
   } else {
     if (dim == 0) return s;
     s.start = std::clamp<std::int64_t>(start, 0, dim - 1);
     end = std::clamp<std::int64_t>(end, -1, dim - 1);
-    if (s.start > end) s.length = (s.start - end + (-step) - 1) / (-step);
+    if (s.start > end) s.length = (s.start - end - 1) / (-step) + 1;
   }
   return s;
 }
@@ -177,7 +179,11 @@ void concat(std::int64_t axis, std::span<const Tensor* const> inputs, Tensor& y)
     if (!fits)
       throw Error(ErrorKind::Shape, "Concat: shape " + shape_to_string(t->shape()) + " does not match " +
                                         shape_to_string(first.shape()) + " outside axis " + std::to_string(a));
-    out[static_cast<std::size_t>(a)] += t->dim(static_cast<int>(a));
+    // Empty inputs hold no data but may carry any length along the axis.
+    std::int64_t& length = out[static_cast<std::size_t>(a)];
+    if (__builtin_add_overflow(length, t->dim(static_cast<int>(a)), &length))
+      throw Error(ErrorKind::Resource, "Concat: the summed length along axis " + std::to_string(a) +
+                                           " overflows int64 at an input of shape " + shape_to_string(t->shape()));
   }
   if (std::find(inputs.begin(), inputs.end(), &y) != inputs.end()) {
     Tensor result;
@@ -185,12 +191,14 @@ void concat(std::int64_t axis, std::span<const Tensor* const> inputs, Tensor& y)
     y = std::move(result);
     return;
   }
+  y.reset(first.dtype(), out);
+  // An empty result copies nothing; this also bounds every product below by y.numel().
+  if (y.numel() == 0) return;
   std::int64_t outer = 1, inner = 1;
   for (std::size_t d = 0; d < out.size(); ++d) {
     if (static_cast<std::int64_t>(d) < a) outer *= out[d];
     else if (static_cast<std::int64_t>(d) > a) inner *= out[d];
   }
-  y.reset(first.dtype(), out);
   const std::size_t elem = dtype_size(first.dtype());
   auto* dst = static_cast<std::uint8_t*>(y.raw());
   for (std::int64_t o = 0; o < outer; ++o) {
@@ -249,13 +257,16 @@ void gather(std::int64_t axis, const Tensor& data, const Tensor& indices, Tensor
   Shape out(data.shape().begin(), data.shape().begin() + a);
   out.insert(out.end(), indices.shape().begin(), indices.shape().end());
   out.insert(out.end(), data.shape().begin() + a + 1, data.shape().end());
-  std::int64_t outer = 1, inner = 1;
-  for (int d = 0; d < data.rank(); ++d) {
-    if (d < a) outer *= data.dim(d);
-    else if (d > a) inner *= data.dim(d);
-  }
   const Tensor src = data;  // keeps data's buffer alive when y is data
   y.reset(data.dtype(), out);
+  // An empty result copies nothing (an empty data may have huge other dims);
+  // otherwise data is not empty either and the products below fit.
+  if (y.numel() == 0) return;
+  std::int64_t outer = 1, inner = 1;
+  for (int d = 0; d < src.rank(); ++d) {
+    if (d < a) outer *= src.dim(d);
+    else if (d > a) inner *= src.dim(d);
+  }
   const std::size_t bytes = static_cast<std::size_t>(inner) * dtype_size(data.dtype());
   const auto* from = static_cast<const std::uint8_t*>(src.raw());
   auto* to = static_cast<std::uint8_t*>(y.raw());

@@ -5,8 +5,10 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <utility>
 
 #include "canary/error.h"
+#include "runtime/core/arena_budget.h"
 #include "runtime/core/fault_injection.h"
 
 namespace canary {
@@ -15,12 +17,16 @@ struct Tensor::Storage {
   void* data = nullptr;
   std::size_t capacity = 0;  // bytes
   bool owned = false;
+  std::shared_ptr<ArenaBudget> arena;  // charged `capacity` bytes; null: none
   ~Storage() {
+    if (arena) arena->release(capacity);
     if (owned) std::free(data);
   }
 };
 
 namespace {
+// The arena the calling thread's allocations are charged to (ScopedArenaBudget).
+thread_local std::shared_ptr<ArenaBudget> current_arena;
 thread_local std::size_t current_allocation_limit = kDefaultTensorAllocationLimit;
 // Live ScopedTensorAllocationLimits on this thread: above 0 inside a model call,
 // whose allocations are the ones FaultPoint::HostAllocation makes fail.
@@ -40,6 +46,31 @@ ScopedTensorAllocationLimit::~ScopedTensorAllocationLimit() {
   --call_scopes;
 }
 
+void ArenaBudget::charge(std::size_t bytes, DType dtype, std::span<const std::int64_t> shape) {
+  std::size_t held = held_.load(std::memory_order_relaxed);
+  do {
+    if (bytes > max_bytes_ || held > max_bytes_ - bytes)
+      throw Error(ErrorKind::Resource, "tensor " + std::string(dtype_name(dtype)) + shape_to_string(shape) + " needs " + std::to_string(bytes) + " bytes, but this session's tensors "
+                                           "already hold " + std::to_string(held) + " of the " +
+                                           std::to_string(max_bytes_) + " bytes allowed (Options::max_arena_bytes)");
+  } while (!held_.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
+  std::size_t peak = peak_.load(std::memory_order_relaxed);
+  while (held + bytes > peak && !peak_.compare_exchange_weak(peak, held + bytes, std::memory_order_relaxed)) {
+  }
+}
+
+ScopedArenaBudget::ScopedArenaBudget(std::shared_ptr<ArenaBudget> budget) noexcept
+    : previous_(std::exchange(current_arena, std::move(budget))) {}
+
+ScopedArenaBudget::~ScopedArenaBudget() { current_arena = std::move(previous_); }
+
+void release_from_arena(Tensor& tensor) noexcept {
+  Tensor::Storage* s = tensor.storage_.get();
+  if (!s || !s->arena) return;
+  s->arena->release(s->capacity);
+  s->arena.reset();
+}
+
 // Throws Error(Shape) for a rank above kMaxTensorRank.
 static void check_rank(std::span<const std::int64_t> shape) {
   if (shape.size() > kMaxTensorRank)
@@ -47,16 +78,24 @@ static void check_rank(std::span<const std::int64_t> shape) {
                                       std::to_string(kMaxTensorRank));
 }
 
-// Product of dims with overflow and negativity checks.
+// Product of dims with overflow and negativity checks. The non-zero dims must
+// multiply within int64 even when another dim is 0: kernels compute strides
+// and row sizes from the dims of empty tensors too, so f32[0, 2^40, 2^40] is
+// refused here rather than overflowing in every one of them.
 std::int64_t checked_numel(std::span<const std::int64_t> shape) {
-  std::int64_t n = 1;
+  std::int64_t nonzero = 1;
+  bool empty = false;
   for (std::int64_t d : shape) {
     if (d < 0) throw Error(ErrorKind::Shape, "negative dimension in shape " + shape_to_string(shape));
-    if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d)
-      throw Error(ErrorKind::Resource, "element count of shape " + shape_to_string(shape) + " overflows int64");
-    n *= d;
+    if (d == 0) {
+      empty = true;
+    } else if (nonzero > std::numeric_limits<std::int64_t>::max() / d) {
+      throw Error(ErrorKind::Resource, "the dims of shape " + shape_to_string(shape) + " multiply past int64");
+    } else {
+      nonzero *= d;
+    }
   }
-  return n;
+  return empty ? 0 : nonzero;
 }
 
 std::string shape_to_string(std::span<const std::int64_t> shape) {
@@ -68,19 +107,23 @@ std::string shape_to_string(std::span<const std::int64_t> shape) {
   return s + "]";
 }
 
-// Allocates `bytes` (at least one alignment unit), or throws Resource.
-std::shared_ptr<Tensor::Storage> Tensor::allocate(std::size_t bytes) {
+// Allocates `bytes` (at least one alignment unit) for a tensor of that dtype
+// and shape (named in errors), charged to the thread's arena before anything is allocated;
+// throws Resource when the budget, the fault injector or the allocator says no.
+std::shared_ptr<Tensor::Storage> Tensor::allocate(std::size_t bytes, DType dtype, std::span<const std::int64_t> shape) {
   std::size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   if (rounded == 0) rounded = kTensorAlignment;
   if (rounded < bytes) throw Error(ErrorKind::Resource, "allocation of " + std::to_string(bytes) + " bytes overflows");
   if (call_scopes > 0 && take_fault(FaultPoint::HostAllocation))
     throw Error(ErrorKind::Resource, "injected host allocation failure: cannot allocate " + std::to_string(bytes) +
                                          " bytes for a tensor (fault injection point 'alloc')");
-  void* p = std::aligned_alloc(kTensorAlignment, rounded);
-  if (!p) throw Error(ErrorKind::Resource, "cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
   auto s = std::make_shared<Storage>();
-  s->data = p;
+  if (current_arena) current_arena->charge(rounded, dtype, shape);
+  // From here the storage's destructor gives the charge back, whatever fails.
+  s->arena = current_arena;
   s->capacity = rounded;
+  s->data = std::aligned_alloc(kTensorAlignment, rounded);
+  if (!s->data) throw Error(ErrorKind::Resource, "cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
   s->owned = true;
   return s;
 }
@@ -124,7 +167,7 @@ void Tensor::reset(DType dtype, std::span<const std::int64_t> shape) {
       throw Error(ErrorKind::Resource, "tensor " + std::string(dtype_name(dtype)) + shape_to_string(shape) + " needs " +
                                            std::to_string(bytes) + " bytes, above the limit of " +
                                            std::to_string(current_allocation_limit) + " bytes (Options::max_tensor_bytes)");
-    storage_ = allocate(bytes);
+    storage_ = allocate(bytes, dtype, shape);
   }
   dtype_ = dtype;
   if (shape_.size() != shape.size() || !std::equal(shape.begin(), shape.end(), shape_.begin()))

@@ -1,6 +1,6 @@
-// Tests of the ConstantOfShape, Reshape and Expand shape rules against hostile
-// inputs: shape inputs far longer than the rank limit, and integer fill values
-// at the edges of their dtype.
+// Tests of the ConstantOfShape, Range, Reshape and Expand shape rules against
+// hostile inputs: shape inputs far longer than the rank limit, and integer
+// fill values and Range operands at the edges of their dtype.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -77,4 +77,21 @@ TEST_CASE("Reshape and Expand fail fast on an unknown shape input of huge length
     add(g, op, "y", {x, dims});
     expect_error(g, ErrorKind::Shape, {"1099511627776", "limit"});
   }
+}
+
+TEST_CASE("Range from INT64_MIN to INT64_MAX by 2^62 knows its four values", "[unit][hostile_shapes]") {
+  // Each value fits int64, but 2 * delta alone does not.
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kQuarter = std::int64_t{1} << 62;
+  Graph g;
+  add(g, OpKind::Range, "r",
+      {g.add_constant("start", Tensor::scalar<std::int64_t>(kMin)),
+       g.add_constant("limit", Tensor::scalar<std::int64_t>(kMax)),
+       g.add_constant("delta", Tensor::scalar<std::int64_t>(kQuarter))});
+  infer_shapes(g);
+  check_dims(type_of(g, "r").shape, {4});
+  const std::optional<DimVector>& known = g.value(*g.find_value("r")).known_dims;
+  REQUIRE(known);
+  check_dims(*known, {kMin, -kQuarter, 0, kQuarter});
 }

@@ -1,6 +1,7 @@
-// Tests of Pad, Tile, Split and ConstantOfShape kernels against hostile
-// run-time operands: int64 overflow in pads, repeats and split sizes, huge
-// padded dims, and shape inputs longer than the rank limit.
+// Tests of Pad, Tile, Split, Concat, Gather, Slice, Range, MatMul and
+// ConstantOfShape kernels against hostile run-time operands: int64 overflow in
+// pads, repeats, split sizes, concatenated lengths, slice steps and range
+// values, huge dims of empty tensors, and shape inputs longer than the rank limit.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -17,11 +18,13 @@ using namespace canary::kernels;
 using canary::test::check_values;
 using canary::test::ints;
 using canary::test::require_error;
+using canary::test::values_of;
 
 namespace {
 
 constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kQuarter = std::int64_t{1} << 62;
 
 // f32[1, 2, 3, 4, 5].
 Tensor one_to_five() { return Tensor::from_vector<float>({1, 2, 3, 4, 5}, {5}); }
@@ -108,4 +111,78 @@ TEST_CASE("ConstantOfShape rejects a shape input longer than the rank limit", "[
   const Tensor long_shape = ints(std::vector<std::int64_t>(kMaxTensorRank + 1, 1));
   require_error([&] { constant_of_shape(long_shape, Tensor(), y); }, ErrorKind::Shape,
                 {"ConstantOfShape", "i64[65]", "rank"});
+}
+
+TEST_CASE("Tile of an empty tensor by huge repeats gives the empty result without walking them",
+          "[unit][hostile_ops]") {
+  // [1, 0] by [2^62, 4]: the output [2^62, 0] is empty, but the view
+  // [2^62, 1, 4, 0] it was copied through multiplies to 2^64 before the 0.
+  Tensor y;
+  tile(Tensor::empty(DType::F32, {1, 0}), ints({kQuarter, 4}), y);
+  CHECK(y.shape() == Shape{kQuarter, 0});
+}
+
+TEST_CASE("Concat rejects lengths along the axis whose sum overflows int64", "[unit][hostile_ops]") {
+  // Empty tensors hold no data, so their lengths along the axis can be anything.
+  Tensor y;
+  const Tensor longest = Tensor::empty(DType::F32, {0, kMax});
+  const Tensor one = Tensor::empty(DType::F32, {0, 1});
+  const Tensor* wrapping[] = {&longest, &one};
+  require_error([&] { concat(1, wrapping, y); }, ErrorKind::Resource, {"Concat", "axis 1", "overflows int64"});
+  const Tensor rest = Tensor::empty(DType::F32, {0, kMax - kQuarter});
+  const Tensor quarter = Tensor::empty(DType::F32, {0, kQuarter});
+  const Tensor* fitting[] = {&quarter, &rest};
+  concat(1, fitting, y);
+  CHECK(y.shape() == Shape{0, kMax});
+}
+
+TEST_CASE("Concat and Gather of empty tensors with 2^62 rows return without walking the rows", "[unit][hostile_ops]") {
+  Tensor y;
+  // 2^62 rows of nothing: no loop over the rows.
+  const Tensor rows = Tensor::empty(DType::F32, {kQuarter, 0});
+  const Tensor* twice[] = {&rows, &rows};
+  concat(1, twice, y);
+  CHECK(y.shape() == Shape{kQuarter, 0});
+  gather(1, rows, Tensor::empty(DType::I64, {0}), y);
+  CHECK(y.shape() == Shape{kQuarter, 0});
+}
+
+TEST_CASE("Slice steps of INT64_MAX and INT64_MIN on a dim of INT64_MAX select one element", "[unit][hostile_ops]") {
+  Tensor y;
+  const Tensor x = Tensor::empty(DType::F32, {0, kMax});
+  const Tensor axis = ints({1});
+  const Tensor forward = ints({kMax});
+  slice(x, ints({0}), ints({kMax}), &axis, &forward, y);
+  CHECK(y.shape() == Shape{0, 1});
+  const Tensor backward = ints({kMin});
+  slice(x, ints({-1}), ints({kMin}), &axis, &backward, y);
+  CHECK(y.shape() == Shape{0, 1});
+  // On an ordinary dim the same steps still pick the first (or last) element.
+  const Tensor five = one_to_five();
+  const Tensor axis0 = ints({0});
+  slice(five, ints({0}), ints({kMax}), &axis0, &forward, y);
+  check_values(y, {1}, {1});
+  slice(five, ints({-1}), ints({kMin}), &axis0, &backward, y);
+  check_values(y, {1}, {5});
+}
+
+TEST_CASE("Range computes values whose offset from start overflows the integer type", "[unit][hostile_ops]") {
+  // start + i * delta fits at every i, but i * delta alone does not from i = 2.
+  Tensor y;
+  range(Tensor::scalar<std::int64_t>(kMin), Tensor::scalar<std::int64_t>(kMax), Tensor::scalar<std::int64_t>(kQuarter),
+        y);
+  REQUIRE(y.shape() == Shape{4});
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{kMin, -kQuarter, 0, kQuarter});
+  constexpr std::int32_t kMin32 = std::numeric_limits<std::int32_t>::min();
+  constexpr std::int32_t kMax32 = std::numeric_limits<std::int32_t>::max();
+  range(Tensor::scalar<std::int32_t>(kMin32), Tensor::scalar<std::int32_t>(kMax32),
+        Tensor::scalar<std::int32_t>(std::int32_t{1} << 30), y);
+  REQUIRE(y.shape() == Shape{4});
+  CHECK(values_of<std::int32_t>(y) == std::vector<std::int32_t>{kMin32, -(1 << 30), 0, 1 << 30});
+}
+
+TEST_CASE("MatMul with an empty result and 2^62 batches returns at once", "[unit][hostile_ops]") {
+  Tensor y;
+  matmul(Tensor::empty(DType::F32, {kQuarter, 0, 1}), Tensor::from_vector<float>({2}, {1, 1}), y);
+  CHECK(y.shape() == Shape{kQuarter, 0, 1});
 }

@@ -2,7 +2,9 @@
 // or a typed error, never a crash or silent garbage.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "canary/canary.h"
 
@@ -108,6 +110,26 @@ graph main(x: f32[1, 1, T], w: f32[1, 1, 3]) -> (y) {
   CHECK(msg.find("dilated") != std::string::npos);
 }
 
+TEST_CASE("hostile: Concat of empty inputs whose lengths sum beyond int64 is a resource error naming the node",
+          "[unit][api][errors]") {
+  canary::Runtime rt;
+  auto s = rt.load_text(R"(canary v1
+graph main(a: f32[0, N], b: f32[0, M]) -> (y) {
+  y = Concat(a, b) {axis = 1} "joined"
+}
+)")
+               .session();
+  auto [kind, msg] = error_of([&] {
+    s.run({{"a", Tensor::empty(DType::F32, {0, INT64_MAX})}, {"b", Tensor::empty(DType::F32, {0, 1})}});
+  });
+  CHECK(kind == ErrorKind::Resource);
+  CHECK(msg.find("joined") != std::string::npos);
+  CHECK(msg.find("overflows int64") != std::string::npos);
+  // Lengths that fit still concatenate.
+  auto out = s.run({{"a", Tensor::empty(DType::F32, {0, INT64_MAX - 1})}, {"b", Tensor::empty(DType::F32, {0, 1})}});
+  CHECK(out.at("y").dim(1) == INT64_MAX);
+}
+
 TEST_CASE("hostile: a rank above 64 is refused when the model loads", "[unit][api][errors]") {
   canary::Runtime rt;
   std::string axes;
@@ -135,4 +157,20 @@ TEST_CASE("hostile: Max and Min of a single input return that input", "[unit][ap
   auto out = s.run({{"x", Tensor::from_vector<float>({1, -2, 3}, {3})}});
   CHECK(out.at("hi").data<float>()[1] == -2.0f);
   CHECK(out.at("lo").data<float>()[2] == 3.0f);
+}
+
+TEST_CASE("hostile: an empty tensor whose other dims multiply past int64 cannot be made", "[unit][api][errors]") {
+  // Kernels derive strides and row sizes from the dims of empty tensors too,
+  // so the non-zero dims must fit int64 even when the element count is 0.
+  const std::int64_t big = std::int64_t{1} << 40;
+  for (const std::vector<std::int64_t>& shape : {std::vector<std::int64_t>{0, big, big},
+                                                 std::vector<std::int64_t>{big, 0, big}}) {
+    auto [kind, msg] = error_of([&] { Tensor::empty(DType::F32, shape); });
+    CHECK(kind == ErrorKind::Resource);
+    CHECK(msg.find("multiply past int64") != std::string::npos);
+    auto [wrap_kind, wrap_msg] = error_of([&] { Tensor::wrap(nullptr, DType::F32, shape); });
+    CHECK(wrap_kind == ErrorKind::Resource);
+  }
+  // Empty tensors whose other dims fit are still fine.
+  CHECK(Tensor::empty(DType::F32, {0, big, 1 << 20}).numel() == 0);
 }
