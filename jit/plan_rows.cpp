@@ -9,9 +9,6 @@ namespace {
 
 using RowInfo = vm::RowInfo;
 
-// Whether Softmax and LayerNormalization are planned as row kernels (see is_row_candidate).
-constexpr bool kPlanNormalisations = false;
-
 std::int64_t normalise_axis(std::int64_t axis, std::size_t rank) {
   return axis < 0 ? axis + static_cast<std::int64_t>(rank) : axis;
 }
@@ -39,12 +36,10 @@ bool is_row_candidate(const vm::Program& program, const Trace& trace, std::size_
       if (info->axes.size() != 1 || normalise_axis(info->axes[0], rank) != last) return false;
       // ReduceMax of an empty row is an error the interpreter reports.
       return info->reduce != kernels::ReduceOp::Max || op.inputs[0].shape.back() > 0;
-    // Softmax and LayerNormalization stay on oneDNN for now: on rows with
-    // Inf the oneDNN kernels the interpreter runs give finite values where
-    // the row kernels give NaN, and tiers must agree on non-finite positions.
-    case RowInfo::Kind::Softmax: return kPlanNormalisations && normalise_axis(info->axis, rank) == last;
+    // The interpreter's oneDNN softmax hands rows with NaN or +Inf to the
+    // reference kernel, whose whole-row NaN the row kernels reproduce.
+    case RowInfo::Kind::Softmax: return normalise_axis(info->axis, rank) == last;
     case RowInfo::Kind::LayerNorm: {
-      if (!kPlanNormalisations) return false;
       if (normalise_axis(info->axis, rank) != last) return false;
       for (std::size_t o = 1; o < op.outputs.size(); ++o)
         if (op.outputs[o].reg.valid()) return false;  // mean / inv_std wanted

@@ -3,9 +3,13 @@
 // The tensor is viewed as [outer, dim, inner] (or [outer, dim] when the axis
 // is the last), so one primitive serves every rank with the same split and
 // the cache key is three numbers. Invalid axes and empty tensors return false
-// so the reference kernel reports or handles them.
+// so the reference kernel reports or handles them, and so does a tensor that
+// holds NaN or +Inf: oneDNN 2.6 then returns NaN at those elements and 0 at
+// the others of the row, where the reference's exp(x - max) makes the whole
+// row NaN, and every tier must agree on where NaN appears.
 #include <array>
 #include <cstdint>
+#include <limits>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -33,6 +37,16 @@ CachedPrimitive make_softmax(std::int64_t outer, std::int64_t dim, std::int64_t 
   return entry;
 }
 
+// True when some element is NaN or +Inf (-Inf is an ordinary masked logit).
+// One pass that compilers vectorise; a few percent of a softmax's exp work.
+bool has_nan_or_positive_inf(const Tensor& x) {
+  const float* p = x.data<float>();
+  const float inf = std::numeric_limits<float>::infinity();
+  bool found = false;
+  for (std::int64_t i = 0; i < x.numel(); ++i) found |= !(p[i] < inf);
+  return found;
+}
+
 }  // namespace
 
 // oneDNN softmax of x along axis into y, or false when the case does not apply.
@@ -40,6 +54,7 @@ bool onednn_softmax(std::int64_t axis, const Tensor& x, Tensor& y) {
   onednn::thread_primitive_cache().count_call();
   const std::int64_t rank = x.rank();
   if (x.dtype() != DType::F32 || &x == &y || axis < -rank || axis >= rank || x.numel() == 0) return false;
+  if (has_nan_or_positive_inf(x)) return false;
   const std::int64_t a = axis < 0 ? axis + rank : axis;
   std::int64_t outer = 1, inner = 1;
   for (std::int64_t d = 0; d < a; ++d) outer *= x.dim(static_cast<int>(d));

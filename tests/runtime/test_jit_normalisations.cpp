@@ -1,0 +1,122 @@
+// Softmax and LayerNormalization over the last axis run as fused row kernels
+// (with the elementwise ops before them as a prologue) and agree with the
+// interpreter across shapes, and on rows holding NaN, +Inf and -Inf: the same
+// elements are NaN in every tier, as in the fp64 reference.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "jit_test_models.h"
+
+using canary::DType;
+using canary::NamedTensors;
+using canary::Tensor;
+using namespace canary::test;
+
+namespace {
+
+const char* kModel = R"(canary v1
+graph main(x: f32[N, T], s: f32[T], b: f32[T]) -> (p, n) {
+  const half: f32[] = [0.5]
+  h = Mul(x, half)
+  t = Sub(h, b)
+  p = Softmax(t) {axis = -1}
+  u = Add(x, b)
+  n = LayerNormalization(u, s, b) {axis = -1, epsilon = 0.00001}
+}
+)";
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// The named variant listings of a model's JIT report, joined.
+std::string listings(const canary::Model& m) {
+  std::string all;
+  for (const auto& a : m.jit_report().anchors)
+    for (const auto& v : a.variants) all += v.listing + "\n";
+  return all;
+}
+
+// NaN at the same elements, finite values within `tol` relative.
+void check_same(const Tensor& got, const Tensor& want, double tol) {
+  REQUIRE(got.shape() == want.shape());
+  for (std::int64_t i = 0; i < want.numel(); ++i) {
+    const double g = got.element_as_double(i), w = want.element_as_double(i);
+    INFO("element " << i << ": got " << g << ", want " << w);
+    REQUIRE(std::isnan(g) == std::isnan(w));
+    if (!std::isnan(w)) CHECK(std::abs(g - w) <= tol * std::max(1.0, std::abs(w)));
+  }
+}
+
+NamedTensors inputs(Tensor x, std::uint32_t seed) {
+  const std::int64_t t = x.dim(1);
+  return {{"x", std::move(x)}, {"s", random_tensor({t}, seed, 0.5f, 1.5f)}, {"b", random_tensor({t}, seed + 1)}};
+}
+
+}  // namespace
+
+TEST_CASE("jit: Softmax and LayerNormalization run as row kernels and match the interpreter",
+          "[unit][jit][api][rows]") {
+  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  auto model = rt.load_text(kModel);
+  auto s = model.session();
+  auto p = plain_rt.load_text(kModel).session();
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{4, 33}, {4, 33}, {7, 100}, {7, 100},
+                                                                     {2, 5},  {1, 17}, {3, 1},   {64, 256}};
+  std::uint32_t seed = 1;
+  for (auto [n, t] : shapes) {
+    INFO("x f32[" << n << ", " << t << "]");
+    const NamedTensors in = inputs(random_tensor({n, t}, seed), seed + 10);
+    ++seed;
+    const auto got = s.run(in);
+    const auto want = p.run(in);
+    check_same(got.at("p"), want.at("p"), 2e-6);
+    check_same(got.at("n"), want.at("n"), 2e-5);
+  }
+  const std::string listing = listings(model);
+  INFO(listing);
+  CHECK(listing.find("(softmax)") != std::string::npos);
+  CHECK(listing.find("(layer_norm)") != std::string::npos);
+  CHECK(s.stats().jit.compiled_entries > 0);
+}
+
+TEST_CASE("jit: rows with NaN, +Inf or -Inf give NaN where the interpreter and the reference do",
+          "[unit][jit][api][rows]") {
+  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  auto model = rt.load_text(kModel);
+  auto s = model.session();
+  auto p = plain_rt.load_text(kModel).session();
+  s.run(inputs(random_tensor({6, 40}, 5), 7));  // hot and compiled on this call; the next one runs it
+  const float nan = std::nanf("");
+  // Row r gets its special values; row 5 stays finite. -Inf alone in a row is
+  // a masked logit (Softmax gives 0 there); a whole row of -Inf is NaN.
+  const std::vector<std::vector<std::pair<int, float>>> specials = {
+      {{0, kInf}}, {{3, -kInf}, {17, -kInf}}, {{39, nan}}, {{1, kInf}, {2, -kInf}}, {}, {}};
+  Tensor x = random_tensor({6, 40}, 9);
+  float* px = x.data<float>();
+  for (std::size_t r = 0; r < specials.size(); ++r)
+    for (auto [col, v] : specials[r]) px[r * 40 + static_cast<std::size_t>(col)] = v;
+  for (int col = 0; col < 40; ++col) px[4 * 40 + col] = -kInf;
+  const NamedTensors in = inputs(x, 11);
+  const auto got = s.run(in);
+  const auto want = p.run(in);
+  auto reference = plain_rt.load_text(kModel).reference_session().run(in);
+  check_same(got.at("p"), want.at("p"), 2e-6);
+  check_same(got.at("n"), want.at("n"), 2e-5);
+  // The interpreter agrees with the fp64 reference on where NaN is.
+  for (const char* out : {"p", "n"})
+    for (std::int64_t i = 0; i < want.at(out).numel(); ++i)
+      CHECK(std::isnan(want.at(out).element_as_double(i)) == std::isnan(reference.at(out).element_as_double(i)));
+  // Softmax: rows with NaN or +Inf are NaN throughout; a masked -Inf is 0.
+  const Tensor& sm = got.at("p");
+  CHECK(std::isnan(sm.element_as_double(0 * 40 + 5)));
+  CHECK(std::isnan(sm.element_as_double(2 * 40 + 0)));
+  CHECK(sm.element_as_double(1 * 40 + 3) == 0.0);
+  CHECK(std::isfinite(sm.element_as_double(1 * 40 + 4)));
+  CHECK(std::isnan(sm.element_as_double(4 * 40 + 7)));
+  CHECK(std::isfinite(sm.element_as_double(5 * 40 + 7)));
+  CHECK(s.stats().jit.compiled_entries >= 1);
+  CHECK(s.stats().jit.deopts == 0);
+}
