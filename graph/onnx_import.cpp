@@ -17,10 +17,12 @@ namespace canary::graph {
 namespace onnx_import {
 namespace {
 
-// Protobuf's nesting limit: each subgraph level costs three messages (graph,
-// node, attribute), so this leaves room for the allowed levels and lets the
-// importer report deeper nesting by name.
-int protobuf_recursion_limit(const ImportLimits& limits) { return 3 * effective_depth(limits) + 64; }
+// Protobuf's nesting limit. Each subgraph level costs three messages (graph,
+// node, attribute) plus a few more for value types, so this admits every
+// depth up to the ceiling: any configured depth is then reported by name, as
+// an Error(Resource) from the importer, while parsing's own recursion stays
+// bounded (a few hundred frames).
+constexpr int kProtobufRecursionLimit = 3 * kMaxImportDepthCeiling + 64;
 
 // The first version of an op in the default domain, where it is above 13.
 std::int64_t introduced_in(OpKind op) {
@@ -35,11 +37,11 @@ std::int64_t introduced_in(OpKind op) {
 }
 
 // Parses a ModelProto; Error(Model) when the bytes are not one.
-onnx::ModelProto parse_model(std::string_view bytes, const ImportLimits& limits) {
+onnx::ModelProto parse_model(std::string_view bytes) {
   if (bytes.size() > static_cast<std::size_t>(INT_MAX)) fail("file is larger than 2 GiB, which protobuf cannot parse");
   google::protobuf::io::CodedInputStream input(reinterpret_cast<const std::uint8_t*>(bytes.data()),
                                                static_cast<int>(bytes.size()));
-  input.SetRecursionLimit(protobuf_recursion_limit(limits));
+  input.SetRecursionLimit(kProtobufRecursionLimit);
   onnx::ModelProto model;
   if (!model.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
     fail("not a valid ONNX model (protobuf parsing failed: truncated or corrupt file)");
@@ -100,7 +102,7 @@ OpKind op_of_node(const onnx::NodeProto& node, std::int64_t opset) {
 std::shared_ptr<Graph> import_onnx(std::string_view bytes, std::string_view source_name, const ImportLimits& limits) {
   using namespace onnx_import;
   try {
-    onnx::ModelProto model = parse_model(bytes, limits);
+    onnx::ModelProto model = parse_model(bytes);
     ImportContext ctx;
     ctx.limits = limits;
     ctx.opset = default_opset(model);

@@ -266,7 +266,12 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
     args.outputs = outputs;
     args.strides = layout.strides;
     for (int d = 0; d < 3; ++d) args.dims[d] = layout.dims[d];
-    if (call_fused(fn, args, rows, numel, ctx.threads) != 0) run.value_canary = true;
+    const std::uint32_t canaries = call_fused(fn, args, rows, numel, ctx.threads);
+    if (canaries & kNonFiniteCanary) run.value_canary = true;
+    if ((canaries & kRangeCanary) && !run.range_canary) {
+      run.range_canary = true;
+      run.range_group = step.fused;
+    }
   }
   for (std::size_t o = 0; o < fs.outputs.size(); ++o)
     if (fs.output_aliases_input[o]) std::swap(alias[o], frame.registers[fs.outputs[o].index]);

@@ -43,6 +43,8 @@ struct TraceRun {
   vm::Pc resume_pc = vm::kNoPc;
   std::uint32_t exit = 0;           // GuardFailed/Exited: index into plan().exits
   bool value_canary = false;        // a fused kernel saw a non-finite output
+  bool range_canary = false;        // a fused kernel wrote a value outside its recorded range
+  std::uint32_t range_group = 0;    // range_canary: the first such group (index into plan().fused)
 };
 
 class CompiledTrace {
@@ -72,6 +74,8 @@ class CompiledTrace {
   std::uint64_t entries() const { return entries_.load(std::memory_order_relaxed); }
   std::uint64_t exit_count(std::uint32_t exit) const { return exit_counts_[exit].load(std::memory_order_relaxed); }
   void count_exit(std::uint32_t exit) const { exit_counts_[exit].fetch_add(1, std::memory_order_relaxed); }
+  // Range canaries this variant's calls reported (so logging can thin them out).
+  std::uint64_t count_range_canary() const { return range_canaries_.fetch_add(1, std::memory_order_relaxed) + 1; }
 
  private:
   // Returns false (with the exit in run) when a guard fails.
@@ -97,6 +101,7 @@ class CompiledTrace {
   double compile_ms_;
   mutable std::atomic<std::uint64_t> entries_{0};
   std::unique_ptr<std::atomic<std::uint64_t>[]> exit_counts_;
+  mutable std::atomic<std::uint64_t> range_canaries_{0};
 };
 
 }  // namespace canary::jit

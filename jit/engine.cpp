@@ -262,7 +262,7 @@ void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64
   }
   const bool on_this_thread = options_.synchronous || !start_worker(anchor, call);
   if (!on_this_thread && queue_.size() >= static_cast<std::size_t>(std::max(1, options_.max_compile_queue))) {
-    drop_trace(a, anchor, trace->id, call);
+    drop_trace(a, anchor, *trace, call);
     return;
   }
   a.compiling = true;
@@ -281,17 +281,21 @@ void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64
 
 // The compile queue is full: the trace is not compiled (it costs no compile
 // of the anchor's budget), the region stays interpreted, and the anchor is
-// recorded again once a penalty has passed, when the queue has likely drained.
-// Caller holds mu_.
-void Engine::drop_trace(Anchor& a, vm::AnchorId anchor, std::uint32_t trace, std::uint64_t call) {
+// recorded again (with the same cut, if the trace was cut) after the base
+// penalty, when the queue has likely drained. A full queue is not the
+// anchor's failure, so its penalty does not grow. Caller holds mu_.
+void Engine::drop_trace(Anchor& a, vm::AnchorId anchor, const Trace& trace, std::uint64_t call) {
   ++totals_.compiles_dropped;
   Event e = event(EventKind::Fallback, anchor, call);
-  e.trace = trace;
-  e.message = "compile queue full (JitOptions::max_compile_queue = " + std::to_string(queue_.size()) + "): trace " +
-              std::to_string(trace) + " dropped; '" + a.name + "' stays interpreted and is recorded again in " +
-              std::to_string(static_cast<int>(a.penalty_ms)) + " ms";
+  e.trace = trace.id;
+  e.message = "compile queue full (JitOptions::max_compile_queue = " + std::to_string(options_.max_compile_queue) +
+              "): trace " + std::to_string(trace.id) + " dropped; '" + a.name +
+              "' stays interpreted and is recorded again in " + std::to_string(static_cast<int>(kBasePenaltyMs)) +
+              " ms";
   events_.add(std::move(e));
-  set_penalty(a, Clock::now());
+  a.penalty_until = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(kBasePenaltyMs));
+  a.penalty_until_ns.store(to_ns(a.penalty_until), std::memory_order_relaxed);
+  if (trace.end == TraceEnd::Cut) a.cut_at = trace.end_pc;
   a.wants_recording = true;
 }
 
@@ -352,6 +356,8 @@ std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tie
   tier = po.tier;
   po.math = options_.fast_math ? MathMode::Fast : MathMode::Exact;
   po.value_canaries = options_.value_canaries;
+  po.range_canaries = options_.range_canaries;
+  po.range_margin = options_.range_margin;
   if (injected_fault()) {
     error = "injected fault (fault injection point 'compile')";
     return nullptr;
@@ -465,7 +471,7 @@ void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std:
   a.replace_trace = 0;
   a.list = std::move(list);
   a.version.fetch_add(1, std::memory_order_release);
-  enforce_trace_limit(a, call);
+  enforce_trace_limit(trace.get(), call);
   a.failures_since_install = 0;
   ++totals_.compiles;
   totals_.compile_ms += trace->compile_ms();
@@ -495,11 +501,12 @@ void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std:
 }
 
 // Keeps the model within JitOptions::max_traces installed variants: while
-// over, the least used variant goes, never the one just installed at `keep`.
-// An anchor that loses its last variant is not re-recorded (that would only
+// over, the least used variant goes, never `keep` (the one just installed or
+// chosen). A cost-model trial of an evicted trace is dropped with it. An
+// anchor that loses its last variant is not re-recorded (that would only
 // evict another): running sessions interpret its region, and a new session
 // that finds it hot records it again. Caller holds mu_.
-void Engine::enforce_trace_limit(Anchor& keep, std::uint64_t call) {
+void Engine::enforce_trace_limit(const CompiledTrace* keep, std::uint64_t call) {
   const std::size_t limit = static_cast<std::size_t>(std::max(1, options_.max_traces));
   std::size_t installed = 0;
   for (const auto& a : anchors_) installed += a->list->size();
@@ -508,7 +515,7 @@ void Engine::enforce_trace_limit(Anchor& keep, std::uint64_t call) {
     std::size_t index = 0;
     for (const auto& a : anchors_)
       for (std::size_t i = 0; i < a->list->size(); ++i) {
-        if (a.get() == &keep && i == 0) continue;  // the new trace
+        if ((*a->list)[i].get() == keep) continue;
         if (!owner || (*a->list)[i]->entries() < (*owner->list)[index]->entries()) {
           owner = a.get();
           index = i;
@@ -520,6 +527,7 @@ void Engine::enforce_trace_limit(Anchor& keep, std::uint64_t call) {
     list->erase(list->begin() + static_cast<std::ptrdiff_t>(index));
     owner->list = std::move(list);
     owner->version.fetch_add(1, std::memory_order_release);
+    if (owner->trial && owner->trial->trace == evicted->id()) set_trial(*owner, nullptr);
     --installed;
     ++totals_.traces_evicted;
     Event ev;
@@ -648,6 +656,26 @@ void Engine::on_value_canary(vm::AnchorId anchor, const CompiledTrace& trace, st
   Event e = event(EventKind::ValueCanary, anchor, call);
   e.trace = trace.id();
   e.message = "trace " + std::to_string(trace.id()) + ": a fused kernel produced NaN or Inf";
+  events_.add(std::move(e));
+}
+
+// Logged for the first few reports of a variant, then at powers of two (the
+// counter keeps every one).
+void Engine::on_range_canary(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t group,
+                             std::uint64_t call) {
+  const std::uint64_t count = trace.count_range_canary();
+  if (!worth_logging(count)) return;
+  const FusedStep& fs = trace.plan().fused[group];
+  std::string ranges;
+  for (std::size_t k = 0; k < fs.spec.output_ranges.size(); ++k)
+    if (const auto& r = fs.spec.output_ranges[k])
+      ranges += (ranges.empty() ? "" : ", ") + std::string("r") + std::to_string(fs.outputs[k].index) + " in " +
+                describe_range(*r);
+  Event e = event(EventKind::ValueCanary, anchor, call);
+  e.trace = trace.id();
+  e.message = "trace " + std::to_string(trace.id()) + ": fused group " + std::to_string(group) +
+              " wrote values outside the ranges recorded for its outputs (" + ranges + "); report " +
+              std::to_string(count);
   events_.add(std::move(e));
 }
 

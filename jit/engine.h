@@ -76,6 +76,8 @@ class Engine {
   void on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t exit, vm::Pc resume_pc,
                std::uint64_t call);
   void on_value_canary(vm::AnchorId anchor, const CompiledTrace& trace, std::uint64_t call);
+  // A fused group of the trace wrote values outside the ranges recorded for it.
+  void on_range_canary(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t group, std::uint64_t call);
 
   // Cost model (engine_trial.cpp). A session asks at the start of each call
   // whether the call should run a candidate under trial (or be a monitoring
@@ -122,8 +124,8 @@ class Engine {
   void save_learned_profile();
   void compile(const Task& task);
   void install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call);
-  void enforce_trace_limit(Anchor& keep, std::uint64_t call);
-  void drop_trace(Anchor& a, vm::AnchorId anchor, std::uint32_t trace, std::uint64_t call);
+  void enforce_trace_limit(const CompiledTrace* keep, std::uint64_t call);
+  void drop_trace(Anchor& a, vm::AnchorId anchor, const Trace& trace, std::uint64_t call);
   void worker_loop();
   bool start_worker(vm::AnchorId anchor, std::uint64_t call);
   bool can_compile(const Anchor& a, std::chrono::steady_clock::time_point now) const;

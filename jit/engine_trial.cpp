@@ -36,6 +36,8 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::sh
   first.plan.tier = primary->plan().tier;
   first.plan.math = primary->plan().math;
   first.plan.value_canaries = options_.value_canaries;
+  first.plan.range_canaries = options_.range_canaries;
+  first.plan.range_margin = options_.range_margin;
   first.isa = *isa_;
   first.name = cost::candidate_name(first.plan, first.isa, false);
   const cost::TraceTraits traits = cost::trace_traits(*program_, task.trace, first.knowledge);
@@ -270,6 +272,7 @@ void Engine::apply_choice(Anchor& a, const cost::Trial& trial) {
   if (chosen.trace && !placed) list->insert(list->begin(), chosen.trace);
   a.list = std::move(list);
   a.version.fetch_add(1, std::memory_order_release);
+  if (chosen.trace) enforce_trace_limit(chosen.trace.get(), 0);
 }
 
 }  // namespace canary::jit

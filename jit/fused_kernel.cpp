@@ -218,6 +218,9 @@ std::string FusedElementwiseSpec::key() const {
   for (bool b : inner_broadcast) s += b ? '1' : '0';
   s += math == MathMode::Exact ? " math=exact" : " math=fast";
   s += check_non_finite ? " nf=1" : " nf=0";
+  for (std::size_t k = 0; k < output_ranges.size(); ++k)
+    if (output_ranges[k]) s += " range" + std::to_string(k) + "=[" + float_text(output_ranges[k]->lo) + "," +
+                             float_text(output_ranges[k]->hi) + "]";
   if (exact_dims) {
     const auto& d = *exact_dims;
     s += " dims=" + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
@@ -229,6 +232,10 @@ std::string FusedElementwiseSpec::key() const {
   s += " :";
   for (std::size_t i = 0; i < nodes.size(); ++i) s += " %" + std::to_string(i) + "=" + node_text(nodes[i]);
   return s;
+}
+
+std::string describe_range(const ValueRange& range) {
+  return "[" + float_text(range.lo) + ", " + float_text(range.hi) + "]";
 }
 
 // The first problem found walking the spec's fields in order, or empty.
@@ -246,6 +253,15 @@ std::string check_fused_spec(const FusedElementwiseSpec& spec) {
   if (spec.exact_dims)
     for (std::int64_t d : *spec.exact_dims)
       if (d < 0) return "exact dims hold a negative extent " + std::to_string(d);
+  if (!spec.output_ranges.empty() && spec.output_ranges.size() != spec.outputs.size())
+    return "output_ranges has " + std::to_string(spec.output_ranges.size()) + " entries, expected one per output (" +
+           std::to_string(spec.outputs.size()) + ")";
+  for (std::size_t k = 0; k < spec.output_ranges.size(); ++k) {
+    const std::optional<ValueRange>& r = spec.output_ranges[k];
+    if (r && !(std::isfinite(r->lo) && std::isfinite(r->hi) && r->lo <= r->hi))
+      return "output " + std::to_string(k) + " has the range [" + float_text(r->lo) + ", " + float_text(r->hi) +
+             "], which is not a finite interval";
+  }
   return {};
 }
 
@@ -256,7 +272,7 @@ std::uint32_t evaluate_fused_reference(const FusedElementwiseSpec& spec, const F
   const std::int64_t d1 = spec.exact_dims ? (*spec.exact_dims)[1] : args.dims[1];
   const std::int64_t d2 = spec.exact_dims ? (*spec.exact_dims)[2] : args.dims[2];
   std::vector<float> values(spec.nodes.size());
-  bool non_finite = false;
+  bool non_finite = false, outside = false;
   for (std::int64_t row = args.row_begin; row < args.row_end; ++row) {
     const std::int64_t i0 = row / d1, i1 = row % d1;
     for (std::int64_t i2 = 0; i2 < d2; ++i2) {
@@ -278,10 +294,12 @@ std::uint32_t evaluate_fused_reference(const FusedElementwiseSpec& spec, const F
         const float v = values[spec.outputs[k]];
         args.outputs[k][row * d2 + i2] = v;
         non_finite = non_finite || !std::isfinite(v);
+        if (k < spec.output_ranges.size() && spec.output_ranges[k])
+          outside = outside || v < spec.output_ranges[k]->lo || v > spec.output_ranges[k]->hi;
       }
     }
   }
-  return spec.check_non_finite && non_finite ? 1u : 0u;
+  return (spec.check_non_finite && non_finite ? kNonFiniteCanary : 0u) | (outside ? kRangeCanary : 0u);
 }
 
 }  // namespace canary::jit

@@ -54,6 +54,12 @@ const char* ew_op_name(EwOp op);
 // (element units), so an input either runs contiguously along d2 or holds
 // one value per row. The driver collapses the real shapes into this form at
 // run time; shapes that do not collapse are not fused.
+// The interval a range canary holds an output to.
+struct ValueRange {
+  float lo = 0.0f;
+  float hi = 0.0f;
+};
+
 struct FusedElementwiseSpec {
   std::vector<EwNode> nodes;             // topological order
   std::uint16_t num_inputs = 0;
@@ -62,6 +68,9 @@ struct FusedElementwiseSpec {
   MathMode math = MathMode::Exact;
   // Report non-finite values appearing in the outputs (value canary).
   bool check_non_finite = false;
+  // Range canaries: empty, or one entry per output; an output with a range
+  // reports elements below lo or above hi (NaN is never outside a range).
+  std::vector<std::optional<ValueRange>> output_ranges;
   // Exact-shape variant: loop bounds baked into the code (d0, d1, d2).
   // nullopt: the symbolic variant reads them from FusedArgs.
   std::optional<std::array<std::int64_t, 3>> exact_dims;
@@ -69,6 +78,9 @@ struct FusedElementwiseSpec {
   // Stable text form: the cache key, and what listings print.
   std::string key() const;
 };
+
+// "[lo, hi]", each bound the shortest text that reads back exactly.
+std::string describe_range(const ValueRange& range);
 
 // Empty when the spec is well formed (known ops, operands index earlier
 // nodes, input indices and outputs in range, one inner_broadcast flag per
@@ -88,8 +100,11 @@ struct FusedArgs {
   std::int64_t row_end = 0;
 };
 
-// Returns 0, or 1 when check_non_finite is set and an output element is NaN
-// or Inf (the outputs are complete either way).
+// Bits of an emitted kernel's result: an output element was NaN or Inf
+// (check_non_finite), or outside its output_ranges entry. The outputs are
+// complete either way.
+inline constexpr std::uint32_t kNonFiniteCanary = 1;
+inline constexpr std::uint32_t kRangeCanary = 2;
 using FusedFn = std::uint32_t (*)(const FusedArgs* args);
 
 // Evaluates a spec on the CPU in plain C++ (float, libm). The oracle for

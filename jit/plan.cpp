@@ -6,6 +6,8 @@
 #include "jit/plan.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -71,6 +73,35 @@ std::vector<RegSet> live_after_ops(const vm::Program& program, const Trace& trac
   return after;
 }
 
+// v in float, rounded down (up) when it is not exact, and kept finite.
+float float_below(double v) {
+  const float max = std::numeric_limits<float>::max();
+  const float f = static_cast<float>(std::clamp(v, -double(max), double(max)));
+  return static_cast<double>(f) > v ? std::nextafter(f, -max) : f;
+}
+float float_above(double v) {
+  const float max = std::numeric_limits<float>::max();
+  const float f = static_cast<float>(std::clamp(v, -double(max), double(max)));
+  return static_cast<double>(f) < v ? std::nextafter(f, max) : f;
+}
+
+// The interval a range canary holds a recorded value to: its finite span
+// widened on each side by `margin` times the larger of the span's width and
+// its magnitude (so a narrow span far from 0 is not held to a needle).
+ValueRange widened_range(const ValueSpan& span, double margin) {
+  const double lo = span.min, hi = span.max;
+  const double scale = std::max({hi - lo, std::abs(lo), std::abs(hi), double(std::numeric_limits<float>::min())});
+  return {float_below(lo - margin * scale), float_above(hi + margin * scale)};
+}
+
+// The span the trace recorded for the last write of `reg` in ops [first, last].
+std::optional<ValueSpan> recorded_span(const Trace& trace, std::size_t first, std::size_t last, vm::RegId reg) {
+  for (std::size_t i = last + 1; i-- > first;)
+    for (const TraceValue& v : trace.ops[i].outputs)
+      if (v.reg == reg) return v.span;
+  return std::nullopt;
+}
+
 // Builds the expression DAG of one group; false when its layout does not
 // collapse into three dims (the ops then run as kernel steps).
 bool build_fused(const vm::Program& program, const Trace& trace, const Group& g, const ScalarConstants& constants,
@@ -102,6 +133,11 @@ bool build_fused(const vm::Program& program, const Trace& trace, const Group& g,
   for (const Shape& shape : dag.input_shapes) out.input_ranks.push_back(static_cast<std::uint8_t>(shape.size()));
   spec.math = options.math;
   spec.check_non_finite = options.value_canaries;
+  if (options.range_canaries)
+    for (vm::RegId r : out.outputs) {
+      const std::optional<ValueSpan> span = recorded_span(trace, g.first, g.last, r);
+      spec.output_ranges.push_back(span ? std::optional(widened_range(*span, options.range_margin)) : std::nullopt);
+    }
   if (options.tier == Tier::ExactFused) spec.exact_dims = std::array{layout.dims[0], layout.dims[1], layout.dims[2]};
   for (vm::RegId r : out.outputs) {
     bool alias = false;

@@ -137,6 +137,9 @@ struct PlanOptions {
   Tier tier = Tier::ExactFused;
   MathMode math = MathMode::Exact;
   bool value_canaries = false;
+  // Range canaries on fused outputs (JitOptions::range_canaries, range_margin).
+  bool range_canaries = false;
+  double range_margin = 0.5;
   // Kernel steps run MatMul/Gemm/Conv with bf16 operands (a cost-model candidate).
   bool bf16_matmul = false;
   // How row kernels accumulate their sums (compensated: a cost-model candidate).

@@ -47,6 +47,11 @@ vm::EntryResult SessionHooks::entered(vm::AnchorId anchor, const CompiledTrace& 
     ++counters_.value_canaries;
     engine_->on_value_canary(anchor, trace, call_);
   }
+  if (run.range_canary) {
+    ++counters_.value_canaries;
+    ++counters_.range_canaries;
+    engine_->on_range_canary(anchor, trace, run.range_group, call_);
+  }
   vm::EntryResult r;
   r.action = vm::EntryAction::Resumed;
   r.resume_pc = run.resume_pc;

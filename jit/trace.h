@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,12 +13,21 @@
 
 namespace canary::jit {
 
+// The smallest and largest finite elements of an f32 value the recorder saw
+// an instruction write (what range value canaries are built from).
+struct ValueSpan {
+  float min = 0.0f;
+  float max = 0.0f;
+};
+
 // A register's value as the recorder saw it.
 struct TraceValue {
   vm::RegId reg;
   bool defined = false;
   DType dtype = DType::F32;
   Shape shape;
+  // Instruction outputs of dtype f32 with at least one finite element.
+  std::optional<ValueSpan> span;
 };
 
 struct TraceOp {

@@ -2,6 +2,9 @@
 // region, remembering each instruction's operand shapes and branch directions.
 #include "jit/trace_recorder.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace canary::jit {
 
 namespace {
@@ -17,6 +20,21 @@ TraceValue snapshot(vm::RegId reg, const vm::FrameView& frame) {
     v.shape = t.shape();
   }
   return v;
+}
+
+// The finite range of an f32 tensor, or nullopt (another dtype, or no
+// finite element). One pass, on the one call that records.
+std::optional<ValueSpan> finite_span(const Tensor& t) {
+  if (!t.defined() || t.dtype() != DType::F32) return std::nullopt;
+  const float* p = t.data<float>();
+  std::optional<ValueSpan> span;
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    if (!std::isfinite(p[i])) continue;
+    if (!span) span = ValueSpan{p[i], p[i]};
+    span->min = std::min(span->min, p[i]);
+    span->max = std::max(span->max, p[i]);
+  }
+  return span;
 }
 
 }  // namespace
@@ -128,6 +146,7 @@ void TraceRecorder::record(const vm::Instruction& in, vm::Pc pc, vm::Pc next_pc,
       continue;
     }
     TraceValue v = snapshot(r, frame);
+    if (in.op == vm::Opcode::Kernel) v.span = finite_span(frame.registers[r.index]);
     written_[r.index] = v;
     entry_seen_.erase(r.index);  // later reads see the region's own value
     op.outputs.push_back(std::move(v));

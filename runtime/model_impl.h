@@ -49,8 +49,13 @@ struct Session::Impl {
   Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program, bool use_jit);
 };
 
-// The interpreter's limits for a session (or a shadow run) under these options.
-vm::RunLimits limits_of(const Options& options);
+// The interpreter's limits for a session (or a shadow run) under these
+// options. The fp64 reference program holds every f32 value in twice the
+// bytes, so its arena is twice Options::max_arena_bytes (saturating): a
+// session that fits its arena can be shadowed. max_tensor_bytes stays as it
+// is (it bounds hostile shapes; a reference run refused by it measures
+// nothing and the call is unaffected).
+vm::RunLimits limits_of(const Options& options, bool fp64_reference = false);
 
 // Builds a Model from a shape-inferred graph: compiles it and records its signature.
 Model make_model(std::shared_ptr<graph::Graph> graph, const Options& options);

@@ -1,6 +1,7 @@
 // Session: maps named inputs onto the interpreter, checks them, keeps stats.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "runtime/model_impl.h"
 
@@ -76,10 +77,13 @@ std::vector<TierTime> tier_rows(const vm::TierTimers& timers) {
 
 }  // namespace
 
-vm::RunLimits limits_of(const Options& o) {
+vm::RunLimits limits_of(const Options& o, bool fp64_reference) {
+  const auto scaled = [&](std::size_t bytes) {
+    return fp64_reference && bytes <= std::numeric_limits<std::size_t>::max() / 2 ? 2 * bytes : bytes;
+  };
   vm::RunLimits limits;
   limits.max_tensor_bytes = o.max_tensor_bytes;
-  limits.max_arena_bytes = o.max_arena_bytes;
+  limits.max_arena_bytes = scaled(o.max_arena_bytes);
   limits.max_loop_iterations = o.max_loop_iterations;
   limits.intra_op_threads = o.intra_op_threads;
   limits.use_onednn = o.use_onednn;
@@ -87,7 +91,8 @@ vm::RunLimits limits_of(const Options& o) {
 }
 
 Session::Impl::Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const vm::Program> program, bool use_jit)
-    : model(std::move(m)), interpreter(std::move(program), limits_of(model->options)) {
+    : model(std::move(m)),
+      interpreter(program, limits_of(model->options, program == model->reference_program)) {
   if (use_jit && model->engine && model->engine->active()) {
     const Options& o = model->options;
     hooks = std::make_unique<jit::SessionHooks>(model->engine, o.max_loop_iterations, o.intra_op_threads);

@@ -32,7 +32,7 @@ void fold(const jit::cost::OutputComparison& c, jit::cost::TrialSample& s) {
 
 ShadowRunner::ShadowRunner(std::shared_ptr<const vm::Program> reference, const Options& options,
                            std::vector<std::string> input_names, std::vector<std::string> output_names)
-    : reference_(std::move(reference), limits_of(options)), options_(options.cost),
+    : reference_(std::move(reference), limits_of(options, true)), options_(options.cost),
       relative_floor_(options.cost.limits.value_or(jit::cost::profile_limits(options.cost.profile)).relative_floor),
       output_names_(std::move(output_names)), rng_(options.cost.seed) {
   for (const std::string& name : output_names_) {

@@ -27,6 +27,13 @@ struct JitOptions {
   // Value canaries: compiled kernels report NaN/Inf appearing in their
   // outputs as events (the values still flow, as in the interpreter).
   bool value_canaries = false;
+  // Range canaries: compiled elementwise kernels also report outputs outside
+  // the range recorded for them (the finite values the recording call saw,
+  // widened by range_margin times the larger of their span and magnitude on
+  // each side) as events, e.g. a sensor drifting out of its trained range.
+  // The values still flow; NaN is the non-finite canary's, not this one's.
+  bool range_canaries = false;
+  double range_margin = 0.5;
   // Per anchor: most variants installed at once, and most compiles ever
   // attempted before the anchor waits out a penalty (which grows with each
   // failure and decays with time, so a long-running service recovers).

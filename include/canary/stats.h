@@ -28,6 +28,7 @@ struct JitStats {
   std::uint64_t guard_failures = 0;      // entries refused by a canary (region interpreted)
   std::uint64_t deopts = 0;              // side exits from inside compiled code
   std::uint64_t value_canaries = 0;      // NaN/Inf or range canaries that fired
+  std::uint64_t range_canaries = 0;      // of which range canaries (JitOptions::range_canaries)
   std::uint64_t traces_recorded = 0;     // model-wide from here on
   std::uint64_t compiles = 0;
   std::uint64_t compile_failures = 0;

@@ -1,7 +1,7 @@
 // The body of an emitted elementwise kernel: the row loop over the
 // flattened (i0, i1) space with per-row input and output pointers, the d2
 // loop as an (optionally unrolled) vector main loop plus a masked (AVX-512)
-// or one-lane (AVX2, scalar) tail, and the non-finite value canary.
+// or one-lane (AVX2, scalar) tail, and the non-finite and range value canaries.
 #include <cstddef>
 #include <optional>
 
@@ -50,7 +50,10 @@ class KernelEmitter {
   bool emit_lane_loop(std::string& error);
   bool emit_body(Lanes lanes, int offset, std::string& error);
   void check_non_finite(Lanes lanes, const ax::Vec& v);
+  void check_range(Lanes lanes, const ax::Vec& v, const ValueRange& range);
   void emit_canary_result(const ax::Gp& result);
+  void emit_range_result(const ax::Gp& result);
+  bool has_ranges() const;
   bool small_dag() const;
   ax::Mem element(const ax::Gp& base, int offset, Lanes lanes) const;
 
@@ -68,6 +71,10 @@ class KernelEmitter {
   std::vector<ax::Vec> broadcast_;
   ax::KReg tail_mask_;
   ax::Vec acc_;
+  // Range canary: the vector lanes' largest excursion beyond their range
+  // (positive when some element was outside), and the one-lane bodies' flag.
+  ax::Vec range_acc_;
+  ax::Gp range_flag_;
 };
 
 // Marks the inputs some live Input node reads.
@@ -145,6 +152,47 @@ void KernelEmitter::check_non_finite(Lanes lanes, const ax::Vec& v) {
   cc_.vorps(acc_, acc_, t);
 }
 
+bool KernelEmitter::has_ranges() const {
+  for (const std::optional<ValueRange>& r : spec_.output_ranges)
+    if (r) return true;
+  return false;
+}
+
+// Records whether v holds an element outside [lo, hi]. Vectors accumulate
+// max(v - hi, lo - v), positive exactly for such an element; vmaxps returns
+// its second source when the first is NaN, so NaN never counts as outside.
+// One lane compares with vcomiss, whose "above" is false when unordered.
+void KernelEmitter::check_range(Lanes lanes, const ax::Vec& v, const ValueRange& range) {
+  if (lanes == Lanes::Single) {
+    ax::Mem hi = lane_ctx_.constant(range.hi), lo_mem = lane_ctx_.constant(range.lo);
+    hi.setSize(4);
+    lo_mem.setSize(4);
+    ax::Gp bit = cc_.newGpd("rbit");
+    ax::Xmm lo = cc_.newXmm("rlo");
+    cc_.xor_(bit, bit);
+    cc_.vcomiss(v.xmm(), hi);
+    cc_.seta(bit.r8());
+    cc_.or_(range_flag_, bit);
+    cc_.vmovss(lo, lo_mem);
+    cc_.xor_(bit, bit);
+    cc_.vcomiss(lo, v.xmm());
+    cc_.seta(bit.r8());
+    cc_.or_(range_flag_, bit);
+    return;
+  }
+  ax::Vec above = vec_ctx_.new_vec("rabove"), below = vec_ctx_.new_vec("rbelow");
+  cc_.vmovups(below, vec_ctx_.constant(range.lo));
+  if (lanes == Lanes::Masked) {
+    cc_.k(tail_mask_).z().vsubps(above, v, vec_ctx_.constant(range.hi));
+    cc_.k(tail_mask_).z().vsubps(below, below, v);
+  } else {
+    cc_.vsubps(above, v, vec_ctx_.constant(range.hi));
+    cc_.vsubps(below, below, v);
+  }
+  cc_.vmaxps(above, above, below);
+  cc_.vmaxps(range_acc_, above, range_acc_);
+}
+
 // Evaluates the DAG for the vector at i + offset and stores every output.
 bool KernelEmitter::emit_body(Lanes lanes, int offset, std::string& error) {
   VecContext& ctx = lanes == Lanes::Single ? lane_ctx_ : vec_ctx_;
@@ -168,6 +216,7 @@ bool KernelEmitter::emit_body(Lanes lanes, int offset, std::string& error) {
     else cc_.vmovups(at, v);
     if (spec_.check_non_finite && !checked[spec_.outputs[k]]) check_non_finite(lanes, v);
     checked[spec_.outputs[k]] = true;
+    if (k < spec_.output_ranges.size() && spec_.output_ranges[k]) check_range(lanes, v, *spec_.output_ranges[k]);
   }
   return true;
 }
@@ -245,6 +294,30 @@ bool KernelEmitter::emit_d2_loops(std::string& error) {
 // result = 1 when any output seen was NaN or Inf, else 0.
 void KernelEmitter::emit_canary_result(const ax::Gp& result) { emit_non_finite_result(cc_, isa_, acc_, flag_, result); }
 
+// result |= kRangeCanary when any output element was outside its range.
+void KernelEmitter::emit_range_result(const ax::Gp& result) {
+  if (isa_ != Isa::Scalar) {
+    ax::Gp bits = cc_.newGpd("rbits");
+    constexpr std::uint32_t kGreaterOrdered = 0x1E;  // _CMP_GT_OQ
+    if (isa_ == Isa::Avx512) {
+      ax::KReg k = cc_.newKw("rk");
+      cc_.vcmpps(k, range_acc_, vec_ctx_.constant(0.0f), kGreaterOrdered);
+      cc_.kmovw(bits, k);
+    } else {
+      ax::Vec t = vec_ctx_.new_vec("rcmp");
+      cc_.vcmpps(t, range_acc_, vec_ctx_.constant(0.0f), kGreaterOrdered);
+      cc_.vmovmskps(bits, t);
+    }
+    cc_.or_(range_flag_, bits);
+  }
+  ax::Gp bit = cc_.newGpd("rbit");
+  cc_.xor_(bit, bit);
+  cc_.test(range_flag_, range_flag_);
+  cc_.setnz(bit.r8());
+  cc_.shl(bit, 1);  // kRangeCanary
+  cc_.or_(result, bit);
+}
+
 // The function: argument loads, the row loop around the d2 loops, the result.
 bool KernelEmitter::emit(std::string& error) {
   using Signature = asmjit::FuncSignatureT<std::uint32_t, const FusedArgs*>;
@@ -262,6 +335,14 @@ bool KernelEmitter::emit(std::string& error) {
   if (spec_.check_non_finite && isa_ != Isa::Scalar) {
     acc_ = vec_ctx_.new_vec("nf_acc");
     cc_.vxorps(acc_, acc_, acc_);
+  }
+  if (has_ranges()) {
+    range_flag_ = cc_.newGpd("range_flag");
+    cc_.xor_(range_flag_, range_flag_);
+    if (isa_ != Isa::Scalar) {
+      range_acc_ = vec_ctx_.new_vec("range_acc");
+      cc_.vxorps(range_acc_, range_acc_, range_acc_);
+    }
   }
   cc_.mov(row_, ax::qword_ptr(args, offsetof(FusedArgs, row_begin)));
   cc_.mov(row_end_, ax::qword_ptr(args, offsetof(FusedArgs, row_end)));
@@ -284,6 +365,7 @@ bool KernelEmitter::emit(std::string& error) {
   cc_.bind(exit_label);
   if (spec_.check_non_finite) emit_canary_result(result);
   else cc_.xor_(result, result);
+  if (has_ranges()) emit_range_result(result);
   cc_.ret(result);
   cc_.endFunc();
   return true;

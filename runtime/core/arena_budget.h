@@ -50,7 +50,8 @@ class ScopedArenaBudget {
 };
 
 // Gives the tensor's storage back to the budget it was charged to (a call's
-// outputs once they are the caller's); no effect on storage charged to none.
+// outputs once they are the caller's) when the tensor is its only holder;
+// no effect on storage charged to none, or still shared with the session.
 void release_from_arena(Tensor& tensor) noexcept;
 
 }  // namespace canary

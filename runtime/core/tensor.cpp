@@ -66,7 +66,9 @@ ScopedArenaBudget::~ScopedArenaBudget() { current_arena = std::move(previous_); 
 
 void release_from_arena(Tensor& tensor) noexcept {
   Tensor::Storage* s = tensor.storage_.get();
-  if (!s || !s->arena) return;
+  // A buffer the session still shares (an output that is a reshaped view of a
+  // register) stays charged: the session may reuse it on a later call.
+  if (!s || !s->arena || tensor.storage_.use_count() != 1) return;
   s->arena->release(s->capacity);
   s->arena.reset();
 }

@@ -165,6 +165,19 @@ class CaseMaker {
     s.outputs = {static_cast<std::uint16_t>(total - 1)};
     for (int extra = pick(3); extra > 0; --extra) s.outputs.push_back(static_cast<std::uint16_t>(pick(total)));
     s.check_non_finite = chance(0.5);
+    if (chance(0.4)) {
+      // Range canaries on some outputs: results are bit-exact here, so the
+      // kernel's range bit must equal the reference's.
+      std::uniform_real_distribution<float> bound(-3.0f, 3.0f);
+      for (std::size_t k = 0; k < s.outputs.size(); ++k) {
+        if (!chance(0.7)) {
+          s.output_ranges.push_back(std::nullopt);
+          continue;
+        }
+        const float a = bound(rng_), b = bound(rng_);
+        s.output_ranges.push_back(canary::jit::ValueRange{std::min(a, b), std::max(a, b)});
+      }
+    }
     return s;
   }
 
@@ -425,6 +438,62 @@ TEST_CASE("value canary returns 1 exactly when a computed output is non-finite",
   std::vector<std::vector<float>> out(1, std::vector<float>(9));
   CHECK(run(k.fn, s, contiguous(1, 9), in, out) == 0);
   CHECK(out[0][8] == kInf);
+}
+
+TEST_CASE("range canary reports an output outside its range at any position, never NaN", "[unit][jit][codegen]") {
+  FusedElementwiseSpec s = unary_spec(EwOp::Abs);
+  s.output_ranges = {canary::jit::ValueRange{0.0f, 1.0f}};
+  for (const bool non_finite : {false, true}) {
+    s.check_non_finite = non_finite;
+    for (x86::Isa isa : host_tiers()) {
+      for (std::int64_t d2 : {std::int64_t{7}, std::int64_t{16}, std::int64_t{33}}) {
+        x86::CodeCache cache(1 << 20);
+        std::string error;
+        const auto k = x86::compile_elementwise(s, isa, cache, error);
+        REQUIRE(k.fn != nullptr);
+        Layout l = contiguous(3, d2);
+        l.row_begin = 1;
+        l.row_end = 2;
+        std::vector<std::vector<float>> in(1, std::vector<float>(3 * d2, -1.0f));  // |x| = 1: on the bound
+        std::vector<std::vector<float>> out(1, std::vector<float>(3 * d2));
+        INFO("isa " << x86::isa_name(isa) << " d2 " << d2 << " non-finite canary " << non_finite);
+        CHECK(run(k.fn, s, l, in, out) == 0);
+        in[0][2 * d2] = 5.0f;  // row 2 is not computed
+        CHECK(run(k.fn, s, l, in, out) == 0);
+        const std::uint32_t inf_bits = non_finite ? canary::jit::kNonFiniteCanary : 0u;
+        for (std::int64_t j = 0; j < d2; ++j) {
+          float& x = in[0][d2 + j];
+          x = 1.5f;
+          CHECK(run(k.fn, s, l, in, out) == canary::jit::kRangeCanary);
+          x = kNaN;  // not outside a range; the non-finite canary's
+          CHECK(run(k.fn, s, l, in, out) == inf_bits);
+          x = -kInf;  // |x| = +Inf: outside, and non-finite
+          CHECK(run(k.fn, s, l, in, out) == (canary::jit::kRangeCanary | inf_bits));
+          x = 0.25f;
+          CHECK(run(k.fn, s, l, in, out) == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("range canary of a lower bound: an output below it is reported", "[unit][jit][codegen]") {
+  FusedElementwiseSpec s = unary_spec(EwOp::Neg);
+  s.output_ranges = {canary::jit::ValueRange{-2.0f, 4.0f}};
+  for (x86::Isa isa : host_tiers()) {
+    x86::CodeCache cache(1 << 20);
+    std::string error;
+    const auto k = x86::compile_elementwise(s, isa, cache, error);
+    REQUIRE(k.fn != nullptr);
+    std::vector<std::vector<float>> in(1, std::vector<float>(19, 1.0f));
+    std::vector<std::vector<float>> out(1, std::vector<float>(19));
+    INFO("isa " << x86::isa_name(isa));
+    CHECK(run(k.fn, s, contiguous(1, 19), in, out) == 0);
+    in[0][18] = 2.5f;  // -2.5 < -2, in the tail
+    CHECK(run(k.fn, s, contiguous(1, 19), in, out) == canary::jit::kRangeCanary);
+    in[0][18] = -3.5f;  // 3.5 <= 4
+    CHECK(run(k.fn, s, contiguous(1, 19), in, out) == 0);
+  }
 }
 
 TEST_CASE("tails never touch memory past the end of inputs and outputs", "[unit][jit][codegen]") {

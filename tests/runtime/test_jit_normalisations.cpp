@@ -120,3 +120,28 @@ TEST_CASE("jit: rows with NaN, +Inf or -Inf give NaN where the interpreter and t
   CHECK(s.stats().jit.compiled_entries >= 1);
   CHECK(s.stats().jit.deopts == 0);
 }
+
+TEST_CASE("jit: a Softmax row of -Inf only is NaN in every tier, the other rows unchanged",
+          "[unit][jit][api][rows]") {
+  // A fully masked attention row; no NaN or +Inf anywhere else, so the
+  // interpreter's oneDNN path sees this tensor on its own.
+  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  auto model = rt.load_text(kModel);
+  auto s = model.session();
+  auto p = plain_rt.load_text(kModel).session();
+  auto r = plain_rt.load_text(kModel).reference_session();
+  s.run(inputs(random_tensor({4, 24}, 3), 4));
+  Tensor x = random_tensor({4, 24}, 8);
+  for (int col = 0; col < 24; ++col) x.data<float>()[2 * 24 + col] = -kInf;
+  x.data<float>()[0 * 24 + 5] = -kInf;  // a masked logit in another row
+  const NamedTensors in = inputs(x, 12);
+  const auto got = s.run(in), want = p.run(in), reference = r.run(in);
+  check_same(got.at("p"), want.at("p"), 2e-6);
+  for (std::int64_t i = 0; i < want.at("p").numel(); ++i) {
+    const bool masked_row = i / 24 == 2;
+    CHECK(std::isnan(want.at("p").element_as_double(i)) == masked_row);
+    CHECK(std::isnan(reference.at("p").element_as_double(i)) == masked_row);
+  }
+  CHECK(got.at("p").element_as_double(5) == 0.0);
+  CHECK(s.stats().jit.compiled_entries >= 1);
+}
