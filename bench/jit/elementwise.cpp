@@ -15,7 +15,8 @@
 // given isa and math mode), warmed up until compiled. Per round it times
 // single calls of the floor and the compiled model alternately (A B A B ...,
 // about T ms of each), then the interpreter (JitOptions::enabled = false) over
-// about T ms; figures are medians over all samples of R rounds, per call. "jit%" is the share of timed calls that ran compiled code;
+// about T ms; figures are medians over all samples of R rounds, per call. Rows
+// "exact+c" turn the value canaries (non-finite and range) on. "jit%" is the share of timed calls that ran compiled code;
 // "max|diff|" is the largest difference from the interpreter's output.
 #include <algorithm>
 #include <cmath>
@@ -89,8 +90,10 @@ canary::Model build_chain(const canary::Runtime& rt, bool transcendental) {
 }
 
 // Options for one row: the JIT on (or off), synchronous, hot at the first call.
-canary::Options row_options(bool jit, const std::string& isa, bool fast_math) {
+canary::Options row_options(bool jit, const std::string& isa, bool fast_math, bool canaries = false) {
   canary::Options o;
+  o.jit.value_canaries = canaries;
+  o.jit.range_canaries = canaries;
   o.intra_op_threads = 1;
   o.jit.enabled = jit;
   o.jit.synchronous = true;
@@ -133,8 +136,8 @@ struct Row {
 };
 
 // Warms one configuration up, then times floor, fused and interpreter round by round.
-Row measure_row(ChainContext& c, const std::string& isa, bool fast_math, const Args& args) {
-  const canary::Runtime rt(row_options(true, isa, fast_math));
+Row measure_row(ChainContext& c, const std::string& isa, bool fast_math, bool canaries, const Args& args) {
+  const canary::Runtime rt(row_options(true, isa, fast_math, canaries));
   const canary::Model model = build_chain(rt, c.transcendental);
   canary::Session session = model.session();
   for (int i = 0; i < 3; ++i) session.run(c.inputs);
@@ -218,7 +221,12 @@ int main(int argc, char** argv) {
       }
       for (const bool fast : {false, true}) {
         if (fast && !transcendental) continue;  // no transcendental: both modes emit the same code
-        print_row(c.name, isa, fast ? "fast" : "exact", measure_row(c, isa, fast, args));
+        print_row(c.name, isa, fast ? "fast" : "exact", measure_row(c, isa, fast, false, args));
+        std::fflush(stdout);
+      }
+      if (!transcendental) {
+        // The value canaries' cost: non-finite and range checks on the output.
+        print_row(c.name, isa, "exact+c", measure_row(c, isa, false, true, args));
         std::fflush(stdout);
       }
     }
