@@ -39,6 +39,8 @@ void add_common_options(CLI::App* verb, CliOptions& cli, std::uint64_t& hot) {
                    "repeatable (with --cost)");
   verb->add_flag("--no-jit", cli.no_jit, "Interpreter only");
   verb->add_flag("--sync-compile", cli.sync_compile, "Compile on the calling thread (deterministic)");
+  verb->add_flag("--range-canaries", cli.range_canaries,
+                 "Report compiled outputs outside the range recorded for them (value-canary events)");
   verb->add_option("--threads", cli.threads, "Intra-op threads of the oneDNN kernels (0: library default)")
       ->check(CLI::Range(0, 1024));
   verb->add_option("--hot", hot, "Anchor visits before a trace is recorded (default 8)")

@@ -79,6 +79,7 @@ Options runtime_options(const CliOptions& cli) {
   o.intra_op_threads = cli.threads;
   o.jit.enabled = !cli.no_jit;
   o.jit.synchronous = cli.sync_compile;
+  if (cli.range_canaries) o.jit.range_canaries = true;
   if (cli.hot_threshold) o.jit.hot_threshold = *cli.hot_threshold;
   return o;
 }
@@ -93,7 +94,7 @@ std::string describe_settings(const CliOptions& cli) {
          (o.jit.synchronous ? "compiles on the calling thread, " : "background compiles, ") +
          (o.cost.enabled ? "cost model " + cost_profile_name(o.cost.profile) + " chooses variants"
                          : std::string(o.jit.fast_math ? "fast math" : "exact math")) +
-         (o.jit.value_canaries ? ", value canaries" : "") + ")";
+         (o.jit.value_canaries ? ", value canaries" : "") + (o.jit.range_canaries ? ", range canaries" : "") + ")";
   }
   s += "; ";
   if (o.intra_op_threads == 0) s += "default intra-op threads";

@@ -40,6 +40,11 @@ TEST_CASE("profiles: the other flags apply on top of the profile", "[unit][cli-o
   cli.threads = 1;
   CHECK(describe_settings(cli) ==
         "profile speed; jit on (hot after 5 visits, compiles on the calling thread, fast math); 1 intra-op thread");
+  CHECK_FALSE(runtime_options(cli).jit.range_canaries);
+  cli.range_canaries = true;
+  CHECK(runtime_options(cli).jit.range_canaries);
+  CHECK(describe_settings(cli) == "profile speed; jit on (hot after 5 visits, compiles on the calling thread, fast "
+                                  "math, range canaries); 1 intra-op thread");
   cli.threads = -1;
   CHECK_THROWS_AS(runtime_options(cli), canary::Error);
 }
