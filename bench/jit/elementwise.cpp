@@ -38,21 +38,7 @@ using canary::bench::per_call_ms;
 
 constexpr std::int64_t kRows = 1024, kCols = 1024, kElements = kRows * kCols;
 
-struct Args {
-  int rounds = 9;
-  double target_ms = 15.0;
-};
-
-// Reads --rounds and --target-ms.
-Args parse_args(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    if (k == "--rounds") a.rounds = std::max(1, std::atoi(argv[i + 1]));
-    else if (k == "--target-ms") a.target_ms = std::max(0.1, std::atof(argv[i + 1]));
-  }
-  return a;
-}
+using Args = canary::bench::RoundArgs;
 
 // The bandwidth floor: one read and one write of every element.
 __attribute__((target_clones("avx512f", "avx2", "default"), noinline)) void stream_scale(
@@ -192,7 +178,7 @@ double memcpy_gbps(const float* x, float* y) {
 
 int main(int argc, char** argv) {
   canary::bench::run_on_one_thread(argv);
-  const Args args = parse_args(argc, argv);
+  const Args args = canary::bench::parse_round_args(argc, argv, {9, 15.0});
   std::mt19937 rng(11);
   const canary::NamedTensors inputs{{"x", random_tensor(rng, {kRows, kCols}, -3.0f, 3.0f)}};
   const canary::Runtime interp_rt(row_options(false, "auto", false));

@@ -30,20 +30,7 @@ using canary::Tensor;
 using canary::bench::median;
 using canary::bench::per_call_ms;
 
-struct Args {
-  int rounds = 9;
-  double target_ms = 20.0;
-};
-
-Args parse_args(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    if (k == "--rounds") a.rounds = std::max(1, std::atoi(argv[i + 1]));
-    else if (k == "--target-ms") a.target_ms = std::max(0.1, std::atof(argv[i + 1]));
-  }
-  return a;
-}
+using Args = canary::bench::RoundArgs;
 
 const char* kSoftmax = R"(canary v1
 graph main(x: f32[N, T], s: f32[T], b: f32[T]) -> (y) {
@@ -111,7 +98,7 @@ void run_row(const char* name, const char* text, std::int64_t n, std::int64_t t,
 
 int main(int argc, char** argv) {
   canary::bench::run_on_one_thread(argv);
-  const Args args = parse_args(argc, argv);
+  const Args args = canary::bench::parse_round_args(argc, argv, {9, 20.0});
   std::printf("| model | x | fused ms | interpreter ms | interp/fused | max|diff| | compiled |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{64, 256}, {1024, 64}, {32, 1024}, {4096, 12}};

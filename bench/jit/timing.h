@@ -53,6 +53,22 @@ inline double quantile(std::vector<double> v, double q) {
 // Median of v.
 inline double median(const std::vector<double>& v) { return quantile(v, 0.5); }
 
+// The --rounds R and --target-ms T arguments of the JIT benchmarks: rounds of
+// interleaved calls, and about how long each contender runs per round.
+struct RoundArgs {
+  int rounds = 9;
+  double target_ms = 15.0;
+};
+
+// Reads --rounds and --target-ms over `defaults`.
+inline RoundArgs parse_round_args(int argc, char** argv, RoundArgs defaults) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--rounds") == 0) defaults.rounds = std::max(1, std::atoi(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--target-ms") == 0) defaults.target_ms = std::max(0.1, std::atof(argv[i + 1]));
+  }
+  return defaults;
+}
+
 // Re-executes the program with OMP_NUM_THREADS=1 unless that is already set,
 // so oneDNN and the fused kernels run on the calling thread only.
 inline void run_on_one_thread(char** argv) {
