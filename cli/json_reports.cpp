@@ -90,7 +90,8 @@ json stats_json(const Stats& s) {
   }
   const JitStats& j = s.jit;
   json jit = {{"compiled_entries", j.compiled_entries}, {"guard_failures", j.guard_failures},
-              {"deopts", j.deopts}, {"value_canaries", j.value_canaries}, {"traces_recorded", j.traces_recorded},
+              {"deopts", j.deopts}, {"value_canaries", j.value_canaries},
+              {"range_canaries", j.range_canaries}, {"traces_recorded", j.traces_recorded},
               {"compiles", j.compiles}, {"compile_failures", j.compile_failures}, {"retraces", j.retraces},
               {"compiles_dropped", j.compiles_dropped}, {"traces_evicted", j.traces_evicted},
               {"variants_installed", j.variants_installed}, {"code_bytes", j.code_bytes},

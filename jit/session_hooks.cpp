@@ -31,9 +31,9 @@ SessionHooks::AnchorView& SessionHooks::view(vm::AnchorId anchor) {
 vm::EntryResult SessionHooks::start_recording(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at) {
   const std::uint64_t call = call_;
   Engine* engine = engine_.get();
-  recorder_ = std::make_unique<TraceRecorder>(program, anchor, cut_at, [engine, anchor, call](std::optional<Trace> t) {
-    engine->submit(anchor, std::move(t), call);
-  });
+  recorder_ = std::make_unique<TraceRecorder>(
+      program, anchor, cut_at, [engine, anchor, call](std::optional<Trace> t) { engine->submit(anchor, std::move(t), call); },
+      engine->options().range_canaries);
   vm::EntryResult r;
   r.action = vm::EntryAction::Record;
   r.observer = recorder_.get();

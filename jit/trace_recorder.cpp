@@ -50,8 +50,9 @@ std::string_view trace_end_name(TraceEnd end) {
   return "?";
 }
 
-TraceRecorder::TraceRecorder(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at, Done done)
-    : program_(program), cut_at_(cut_at), done_(std::move(done)) {
+TraceRecorder::TraceRecorder(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at, Done done,
+                             bool record_spans)
+    : program_(program), cut_at_(cut_at), record_spans_(record_spans), done_(std::move(done)) {
   const vm::Anchor& a = program.anchors().at(anchor.index);
   trace_.anchor = anchor;
   trace_.anchor_pc = a.pc;
@@ -146,7 +147,7 @@ void TraceRecorder::record(const vm::Instruction& in, vm::Pc pc, vm::Pc next_pc,
       continue;
     }
     TraceValue v = snapshot(r, frame);
-    if (in.op == vm::Opcode::Kernel) v.span = finite_span(frame.registers[r.index]);
+    if (record_spans_ && in.op == vm::Opcode::Kernel) v.span = finite_span(frame.registers[r.index]);
     written_[r.index] = v;
     entry_seen_.erase(r.index);  // later reads see the region's own value
     op.outputs.push_back(std::move(v));

@@ -18,8 +18,9 @@ class TraceRecorder : public vm::InstructionObserver {
   // before the region ended).
   using Done = std::function<void(std::optional<Trace>)>;
 
-  // cut_at: stop before this pc (kNoPc: no cut).
-  TraceRecorder(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at, Done done);
+  // cut_at: stop before this pc (kNoPc: no cut). record_spans: keep each f32
+  // instruction output's finite span (TraceValue::span, for range canaries).
+  TraceRecorder(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at, Done done, bool record_spans = false);
 
   // True once the trace was handed over (or the run ended).
   bool finished() const { return finished_; }
@@ -39,6 +40,7 @@ class TraceRecorder : public vm::InstructionObserver {
   const vm::Program& program_;
   Trace trace_;
   vm::Pc cut_at_;
+  bool record_spans_;
   std::uint32_t loop_slot_ = UINT32_MAX;  // the anchor's loop, for loop headers
   bool started_ = false;
   bool finished_ = false;

@@ -32,6 +32,8 @@ struct JitOptions {
   // widened by range_margin times the larger of their span and magnitude on
   // each side) as events, e.g. a sensor drifting out of its trained range.
   // The values still flow; NaN is the non-finite canary's, not this one's.
+  // Loop traces carry no ranges (values carried across iterations grow).
+  // range_margin must be finite and at least 0.
   bool range_canaries = false;
   double range_margin = 0.5;
   // Per anchor: most variants installed at once, and most compiles ever

@@ -51,6 +51,8 @@ std::array<std::int64_t, 3> launch_dims(const FusedElementwiseSpec& spec, const 
 std::string check_gpu_launch(const FusedElementwiseSpec& spec, const std::int64_t dims[3], std::int64_t row_begin,
                              std::int64_t row_end, const std::int64_t* strides) {
   if (std::string why = check_fused_spec(spec); !why.empty()) return "malformed spec: " + why;
+  for (const auto& range : spec.output_ranges)
+    if (range) return "range canaries are not emitted for the GPU (the CPU backend runs this group)";
   if (param_bytes(spec) > kParamBytesLimit)
     return "too many inputs and outputs for one kernel's parameter space (" + std::to_string(param_bytes(spec)) +
            " bytes, limit " + std::to_string(kParamBytesLimit) + ")";
