@@ -13,7 +13,9 @@
 // GCC 12 reports false (maybe-)uninitialized warnings inside Boost's
 // boost::optional members: at -O2 in the edge iterator write_graphviz walks,
 // and with sanitizers in named_graph's vertex lookup.
+#ifndef __clang__  // clang has no -Wmaybe-uninitialized (and does not warn here)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/graphviz.hpp>

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Canary builds against. Idempotent: when every
 # package is already installed it does nothing (no apt-get update).
+# Extra arguments are more packages to install with them (scripts/fuzz.sh
+# passes the clang toolchain that only the fuzz build needs).
 set -euo pipefail
 
 packages=(
@@ -8,6 +10,7 @@ packages=(
   libasmjit-dev libdnnl-dev ocl-icd-opencl-dev libboost-graph-dev catch2
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
+  "$@"
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs the tests under sanitizers (CMakePresets.json):
 #   asan: AddressSanitizer + UndefinedBehaviorSanitizer, every unit and
-#         differential test except the CLI's and the samples' end-to-end runs;
+#         differential test except the CLI's and the samples' end-to-end runs,
+#         and the replay of the fuzz corpus and recorded findings;
 #   tsan: ThreadSanitizer, the concurrency tests (sessions on many threads,
 #         background compiles, the cost model's trials).
 # Usage: scripts/test_sanitizers.sh [asan|tsan|all] (default all).
@@ -26,11 +27,11 @@ build() {
 if [ "$which" = asan ] || [ "$which" = all ]; then
   dir="$root/build-sanitize-asan"
   build asan "$dir" canary_graph_tests canary_kernel_tests canary_vm_tests canary_jit_tests \
-    canary_jit_differential_tests canary_api_tests
+    canary_jit_differential_tests canary_api_tests canary_fuzz_tests
   # Leak checking needs ptrace, which containers often forbid; errors still halt.
   export ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:halt_on_error=1:strict_string_checks=1"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-  ctest --test-dir "$dir" --output-on-failure -j "$jobs" -R '^(graph|kernels|vm|jit|jit_differential|runtime)/'
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" -R '^(graph|kernels|vm|jit|jit_differential|runtime|fuzz)/'
 fi
 
 if [ "$which" = tsan ] || [ "$which" = all ]; then

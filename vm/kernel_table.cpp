@@ -7,6 +7,7 @@
 #include "vm/elementwise_info.h"
 
 #include <array>
+#include <limits>
 #include <string>
 
 #include "canary/error.h"
@@ -50,6 +51,8 @@ class AttrReader {
   }
   // True when input i is given (not omitted).
   bool has_input(std::size_t i) const { return i < n_.inputs.size() && n_.inputs[i].valid(); }
+  // The graph dtype of input i (given).
+  DType input_dtype(std::size_t i) const { return g_.value(n_.inputs.at(i)).type.dtype; }
   // The constant contents of input i, or nullptr.
   const Tensor* constant_input(std::size_t i) const {
     if (i >= n_.inputs.size() || !n_.inputs[i].valid()) return nullptr;
@@ -123,6 +126,18 @@ void run_where(const InstrParams&, const KernelCall& c) {
 
 void run_clip(const InstrParams&, const KernelCall& c) {
   k::clip(c.input(0), c.optional_input(1), c.optional_input(2), c.output(0));
+}
+
+// Clip of a promoted f32 value (fp64 reference mode). An absent bound is the
+// input type's lowest() or max() (ONNX), so the f32 tiers clamp -Inf to
+// -FLT_MAX; the reference must clamp to the same f32 limit, not to -DBL_MAX,
+// or it computes another function wherever that value stays in range later.
+void run_clip_f32_limits(const InstrParams&, const KernelCall& c) {
+  static const Tensor lowest = Tensor::scalar<double>(std::numeric_limits<float>::lowest());
+  static const Tensor highest = Tensor::scalar<double>(std::numeric_limits<float>::max());
+  const Tensor* lo = c.optional_input(1);
+  const Tensor* hi = c.optional_input(2);
+  k::clip(c.input(0), lo && lo->defined() ? lo : &lowest, hi && hi->defined() ? hi : &highest, c.output(0));
 }
 
 void run_matmul(const InstrParams&, const KernelCall& c) {
@@ -549,6 +564,12 @@ KernelBinding bind_gru(const AttrReader& a, const CompileOptions& opts) {
   return make(opts.promote_f32_to_f64 ? run_gru : run_gru_onednn, std::move(p));
 }
 
+// Clip; in fp64 reference mode an f32 input keeps the f32 default bounds.
+KernelBinding bind_clip(const AttrReader& a, const CompileOptions& opts) {
+  const bool promoted_f32 = opts.promote_f32_to_f64 && a.input_dtype(0) == DType::F32;
+  return plain(promoted_f32 ? run_clip_f32_limits : run_clip);
+}
+
 // The table proper: one case per op.
 KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOptions& opts) {
   switch (n.op) {
@@ -573,7 +594,7 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     case OpKind::Relu: return unary(k::UnaryOp::Relu);
     case OpKind::Gelu: return bind_gelu(a);
     case OpKind::Erf: return unary(k::UnaryOp::Erf);
-    case OpKind::Clip: return plain(run_clip);
+    case OpKind::Clip: return bind_clip(a, opts);
     case OpKind::Sign: return math(k::MathOp::Sign);
     case OpKind::Reciprocal: return math(k::MathOp::Reciprocal);
     case OpKind::Floor: return math(k::MathOp::Floor);

@@ -75,7 +75,11 @@ void reduce_typed(const ReduceParams& p, const std::vector<bool>& reduced, const
     else if (p.keepdims) out.push_back(1);
   }
   const std::int64_t out_n = checked_numel(out);
-  const Acc init = p.op == ReduceOp::Max ? std::numeric_limits<Acc>::lowest() : Acc{0};
+  // Max starts at -Inf for floats, so a line of -Inf reduces to -Inf rather
+  // than to the lowest finite double (which an f64 result would keep).
+  using Limits = std::numeric_limits<Acc>;
+  const Acc max_init = Limits::has_infinity ? -Limits::infinity() : Limits::lowest();
+  const Acc init = p.op == ReduceOp::Max ? max_init : Acc{0};
   std::vector<Acc> acc(static_cast<std::size_t>(out_n), init);
   const std::int64_t count = accumulate<T, Acc>(p.op, x, reduced, acc);
   if (p.op == ReduceOp::Max && count == 0 && out_n > 0)
