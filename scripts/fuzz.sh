@@ -88,6 +88,11 @@ fuzz_one() {
     "$target" "$(final_stat "$log" number_of_executed_units)" "$(final_stat "$log" average_exec_per_sec)" \
     "$(status_field "$log" cov:)" "$(status_field "$log" ft:)" "$(find "$dir/corpus" -type f | wc -l)" \
     "$(du -sb "$dir/corpus" | cut -f1)" "$findings" "$rc" | tee -a "$scratch/summary.txt"
+  # libFuzzer exits 72 when a signal (SIGINT, SIGTERM) ends the run early.
+  if [ "$rc" -eq 72 ] && [ "$findings" -eq 0 ]; then
+    echo "fuzz:   interrupted before ${seconds}s: no finding, but the run is incomplete"
+    return 1
+  fi
   if [ "$findings" -gt 0 ] || [ "$rc" -ne 0 ]; then
     find "$dir/artifacts" -type f -printf 'fuzz:   finding %p\n'
     grep -m1 -A8 -E '^==[0-9]+==ERROR|canary fuzz finding|runtime error:|ERROR: libFuzzer' "$log" | sed 's/^/fuzz:   /' || true
