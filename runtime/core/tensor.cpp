@@ -50,9 +50,11 @@ void ArenaBudget::charge(std::size_t bytes, DType dtype, std::span<const std::in
   std::size_t held = held_.load(std::memory_order_relaxed);
   do {
     if (bytes > max_bytes_ || held > max_bytes_ - bytes)
-      throw Error(ErrorKind::Resource, "tensor " + std::string(dtype_name(dtype)) + shape_to_string(shape) + " needs " + std::to_string(bytes) + " bytes, but this session's tensors "
-                                           "already hold " + std::to_string(held) + " of the " +
-                                           std::to_string(max_bytes_) + " bytes allowed (Options::max_arena_bytes)");
+      throw Error(ErrorKind::Resource, "tensor " + std::string(dtype_name(dtype)) + shape_to_string(shape) +
+                                           " needs " + std::to_string(bytes) +
+                                           " bytes, but this session's tensors already hold " + std::to_string(held) +
+                                           " of the " + std::to_string(max_bytes_) +
+                                           " bytes allowed (Options::max_arena_bytes)");
   } while (!held_.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
   std::size_t peak = peak_.load(std::memory_order_relaxed);
   while (held + bytes > peak && !peak_.compare_exchange_weak(peak, held + bytes, std::memory_order_relaxed)) {
