@@ -55,7 +55,8 @@ std::uint32_t call_fused(FusedFn fn, FusedArgs args, std::int64_t rows, std::int
 // Throws as a failing kernel would when fault injection ("kernel") makes this
 // compiled kernel call fail; the interpreter's own kernel calls never ask.
 void throw_if_kernel_fault(StepKind kind) {
-  if ((kind == StepKind::Fused || kind == StepKind::Row || kind == StepKind::Kernel) &&
+  if ((kind == StepKind::Fused || kind == StepKind::Row || kind == StepKind::Kernel ||
+       kind == StepKind::Contraction) &&
       take_fault(FaultPoint::KernelExecution))
     throw Error(ErrorKind::Resource, "injected fault: compiled kernel call (fault injection point 'kernel')");
 }
@@ -103,6 +104,8 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
   }
   if (scratch.alias_outputs.size() != plan_.fused.size()) scratch.alias_outputs.assign(plan_.fused.size(), {});
   if (scratch.row_outputs.size() != plan_.rows.size()) scratch.row_outputs.assign(plan_.rows.size(), {});
+  if (scratch.contraction_outputs.size() != plan_.contractions.size())
+    scratch.contraction_outputs.assign(plan_.contractions.size(), {});
   for (;;) {
     if (!run_steps(frame, local, scratch, run)) return run;
     if (!plan_.loops || !next_iteration(frame, local, run)) break;
@@ -147,6 +150,7 @@ vm::TierTimers::Bucket* CompiledTrace::timer_bucket(const Step& step, vm::TierTi
     case StepKind::Fused: return &timers.bucket(vm::TimedTier::FusedGroup);
     case StepKind::Row: return &timers.bucket(vm::TimedTier::RowKernel);
     case StepKind::Kernel:
+    case StepKind::Contraction:
       return &timers.bucket(vm::TimedTier::KernelCall, vm::timed_op_of(*program_, program_->at(step.pc)));
     default: return nullptr;
   }
@@ -166,6 +170,7 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
           if (!run_row(step, frame, ctx, scratch, run)) return false;
           break;
         case StepKind::Kernel: run_kernel(step, frame); break;
+        case StepKind::Contraction: run_contraction(step, frame, scratch); break;
         case StepKind::Move: run_move(step, frame, scratch); break;
         case StepKind::LoopNext: ++frame.loops[plan_.loop_slot].iteration; break;
         case StepKind::Branch: {
@@ -338,12 +343,48 @@ bool CompiledTrace::run_row(const Step& step, const vm::FrameView& frame, const 
 }
 
 // A direct call of the instruction's kernel adapter (the interpreter's own).
-void CompiledTrace::run_kernel(const Step& step, const vm::FrameView& frame) const {
-  const vm::Instruction& in = program_->at(step.pc);
+void CompiledTrace::run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const {
+  const vm::Instruction& in = program_->at(pc);
   const vm::RegId* operands = program_->operands().data() + in.operands;
   const vm::KernelCall call{frame.registers.data(), operands, operands + in.num_inputs, in.num_inputs,
                             in.num_outputs};
   in.fn(*in.params, call);
+}
+
+// One oneDNN call computes the contraction and its epilogue into the last
+// absorbed op's register. Where oneDNN declines (disabled, a case it does
+// not take, a result that could hold a NaN under Relu or Clip), the
+// interpreter's adapters run the contraction and each absorbed op in turn,
+// so the values are the interpreter's.
+void CompiledTrace::run_contraction(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const {
+  const ContractionStep& cs = plan_.contractions[step.fused];
+  const vm::Instruction& in = program_->at(step.pc);
+  const vm::RegId* operands = program_->operands().data() + in.operands;
+  const vm::KernelCall call{frame.registers.data(), operands, operands + in.num_inputs, in.num_inputs,
+                            in.num_outputs};
+  Tensor& out = cs.output_aliases_input ? scratch.contraction_outputs[step.fused] : frame.registers[cs.output.index];
+  bool done = false;
+  if (kernels::onednn_enabled()) {
+    switch (cs.info.kind) {
+      case vm::ContractionInfo::Kind::MatMul:
+        done = kernels::onednn_matmul(call.input(0), call.input(1), out, cs.epilogue);
+        break;
+      case vm::ContractionInfo::Kind::Gemm:
+        done = kernels::onednn_gemm(*cs.info.gemm, call.input(0), call.input(1), call.optional_input(2), out,
+                                    cs.epilogue);
+        break;
+      case vm::ContractionInfo::Kind::Conv:
+        done = kernels::onednn_conv(*cs.info.conv, call.input(0), call.input(1), call.optional_input(2), out,
+                                    cs.info.weights_are_constant, cs.epilogue);
+        break;
+    }
+  }
+  if (done) {
+    if (cs.output_aliases_input) std::swap(out, frame.registers[cs.output.index]);
+    return;
+  }
+  run_kernel_at(step.pc, frame);
+  for (vm::Pc pc : cs.epilogue_pcs) run_kernel_at(pc, frame);
 }
 
 // Register moves with the interpreter's semantics (steal, share or copy through scratch).

@@ -21,6 +21,7 @@ struct TraceScratch {
   std::vector<std::vector<Tensor>> alias_outputs;  // [fused step][output]
   std::vector<Tensor> moves;                       // parallel moves go through here
   std::vector<Tensor> row_outputs;                 // [row step], for outputs that alias an input
+  std::vector<Tensor> contraction_outputs;         // [contraction step], likewise
 };
 
 struct RunContext {
@@ -88,7 +89,9 @@ class CompiledTrace {
   bool layout_exit(const Step& step, TraceRun& run) const;
   bool run_row(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                TraceRun& run) const;
-  void run_kernel(const Step& step, const vm::FrameView& frame) const;
+  void run_kernel(const Step& step, const vm::FrameView& frame) const { run_kernel_at(step.pc, frame); }
+  void run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const;
+  void run_contraction(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const;
   void run_move(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const;
   // Loop traces: the header's work between iterations; false when the loop ends
   // or the interpreter must take over (run says where).

@@ -77,7 +77,9 @@ bool subsumes(const CompiledTrace& candidate, const CompiledTrace& old) {
 bool work_before(const Plan& plan, vm::Pc pc) {
   for (const Step& s : plan.steps) {
     if (s.pc == pc) return false;
-    if (s.kind == StepKind::Kernel || s.kind == StepKind::Fused) return true;
+    if (s.kind == StepKind::Kernel || s.kind == StepKind::Fused || s.kind == StepKind::Row ||
+        s.kind == StepKind::Contraction)
+      return true;
   }
   return false;
 }
@@ -358,6 +360,7 @@ std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tie
   po.value_canaries = options_.value_canaries;
   po.range_canaries = options_.range_canaries;
   po.range_margin = options_.range_margin;
+  po.contraction_epilogues = options_.contraction_epilogues;
   if (injected_fault()) {
     error = "injected fault (fault injection point 'compile')";
     return nullptr;

@@ -3,6 +3,7 @@
 
 #include "jit/engine.h"
 #include "jit/engine_anchor.h"
+#include "jit/plan_contraction.h"
 
 namespace canary::jit {
 
@@ -39,8 +40,18 @@ VariantReport variant_report(const vm::Program& program, const CompiledTrace& t,
     g.outputs = 1;
     v.groups.push_back(std::move(g));
   }
-  for (const Step& s : p.steps)
+  for (const Step& s : p.steps) {
     if (s.kind == StepKind::Kernel) v.kernels.push_back(node_name(program, s.pc));
+    if (s.kind != StepKind::Contraction) continue;
+    const ContractionStep& c = p.contractions[s.fused];
+    FusionGroupReport g;
+    g.nodes.push_back(node_name(program, s.pc));
+    for (vm::Pc pc : c.epilogue_pcs) g.nodes.push_back(node_name(program, pc));
+    g.expression = describe_contraction(c);
+    g.inputs = program.at(s.pc).num_inputs;
+    g.outputs = 1;
+    v.groups.push_back(std::move(g));
+  }
   for (std::uint32_t e = 0; e < p.exits.size(); ++e) {
     v.guards.push_back({p.exits[e].description, t.exit_count(e)});
     if (p.exits[e].kind != ExitKind::EntryGuard) v.deopts += t.exit_count(e);

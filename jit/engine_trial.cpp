@@ -38,6 +38,7 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::sh
   first.plan.value_canaries = options_.value_canaries;
   first.plan.range_canaries = options_.range_canaries;
   first.plan.range_margin = options_.range_margin;
+  first.plan.contraction_epilogues = options_.contraction_epilogues;
   first.isa = *isa_;
   first.name = cost::candidate_name(first.plan, first.isa, false);
   const cost::TraceTraits traits = cost::trace_traits(*program_, task.trace, first.knowledge);

@@ -1,4 +1,5 @@
-// Planning: turns a Trace into a Plan. Runs of adjacent fusible elementwise
+// Planning: turns a Trace into a Plan. Unary ops right after a MatMul, Gemm
+// or Conv become its oneDNN epilogue; runs of adjacent fusible elementwise
 // ops with one output shape become fused groups (adjacent in the recorded
 // order, so the frame's register allocation stays valid and no group can
 // create a cycle); every other op is a direct kernel call. Guards sit at the
@@ -11,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jit/plan_contraction.h"
 #include "jit/plan_fusion.h"
 #include "jit/plan_guards.h"
 #include "jit/plan_rows.h"
@@ -29,16 +31,33 @@ void add_live(RegSet& set, const vm::Program& program, vm::Pc pc) {
   for (vm::RegId r : program.live_at(pc)) set.insert(r.index);
 }
 
-// Forward pass: which runs of ops form fused groups.
+// The contraction epilogues of a trace, by the contraction's op index. Not
+// formed with value or range canaries on: the fused kernels check those,
+// oneDNN's post-ops do not.
+std::vector<std::optional<ContractionMatch>> find_contractions(const vm::Program& program, const Trace& trace,
+                                                               const ScalarConstants& constants,
+                                                               const PlanOptions& options) {
+  std::vector<std::optional<ContractionMatch>> found(trace.ops.size());
+  if (options.tier == Tier::Unfused || !options.contraction_epilogues || options.value_canaries ||
+      options.range_canaries)
+    return found;
+  for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+    found[i] = match_contraction(program, trace, i, constants);
+    if (found[i]) i = found[i]->last;
+  }
+  return found;
+}
+
+// Forward pass: which runs of ops form fused groups (ops an epilogue absorbed excluded).
 std::vector<Group> find_groups(const vm::Program& program, const Trace& trace, const ScalarConstants& constants,
-                               Tier tier) {
+                               Tier tier, const std::vector<bool>& absorbed) {
   std::vector<Group> groups;
   if (tier == Tier::Unfused) return groups;
   bool open = false;
   Shape shape;
   for (std::size_t i = 0; i < trace.ops.size(); ++i) {
     const TraceOp& op = trace.ops[i];
-    const bool fusible = fusible_op(program, op, constants).has_value();
+    const bool fusible = !absorbed[i] && fusible_op(program, op, constants).has_value();
     if (fusible && open && op.outputs[0].shape == shape) {
       groups.back().last = i;
       continue;
@@ -170,6 +189,17 @@ std::uint32_t add_exit(Plan& plan, ExitKind kind, vm::Pc pc, std::string descrip
   return static_cast<std::uint32_t>(plan.exits.size() - 1);
 }
 
+// Appends a contraction step with its epilogue.
+void add_contraction_step(Plan& plan, ContractionStep contraction, vm::Pc pc) {
+  Step s;
+  s.kind = StepKind::Contraction;
+  s.pc = pc;
+  s.fused = static_cast<std::uint32_t>(plan.contractions.size());
+  plan.fused_ops += contraction.epilogue_pcs.size();
+  plan.contractions.push_back(std::move(contraction));
+  plan.steps.push_back(s);
+}
+
 // Appends a row kernel step starting at pc, covering `ops` instructions.
 void add_row_step(Plan& plan, RowStep row, vm::Pc pc, std::size_t ops) {
   Step s;
@@ -214,7 +244,11 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
   plan_entry_guards(program, trace, knowledge, plan);
 
   const ScalarConstants constants = scalar_constants(program);
-  std::vector<Group> groups = find_groups(program, trace, constants, options.tier);
+  std::vector<std::optional<ContractionMatch>> contractions = find_contractions(program, trace, constants, options);
+  std::vector<bool> absorbed(trace.ops.size(), false);
+  for (std::size_t i = 0; i < trace.ops.size(); ++i)
+    if (contractions[i]) std::fill(absorbed.begin() + i + 1, absorbed.begin() + contractions[i]->last + 1, true);
+  std::vector<Group> groups = find_groups(program, trace, constants, options.tier, absorbed);
   std::vector<bool> exit_before(trace.ops.size(), false);
   for (const Group& g : groups) exit_before[g.first] = true;
   const bool rows_allowed = options.tier != Tier::Unfused;
@@ -226,6 +260,11 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
   std::size_t next_group = 0;
   for (std::size_t i = 0; i < trace.ops.size(); ++i) {
     const TraceOp& op = trace.ops[i];
+    if (contractions[i]) {
+      add_contraction_step(plan, std::move(contractions[i]->step), op.pc);
+      i = contractions[i]->last;
+      continue;
+    }
     if (next_group < groups.size() && groups[next_group].first == i) {
       const Group g = groups[next_group++];
       // A group feeding a row op right after it becomes that row kernel's prologue.

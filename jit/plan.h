@@ -14,6 +14,8 @@
 #include "jit/fused_row.h"
 #include "jit/guard.h"
 #include "jit/trace.h"
+#include "kernels/onednn.h"
+#include "vm/elementwise_info.h"
 #include "vm/program.h"
 
 namespace canary::jit {
@@ -85,12 +87,26 @@ struct RowStep {
   std::vector<vm::Pc> pcs;          // prologue ops then the row op
 };
 
-enum class StepKind : std::uint8_t { Fused, Kernel, Move, Branch, LoopNext, Row };
+// A MatMul, Gemm or Conv whose epilogue applies the unary elementwise ops
+// that follow it (oneDNN post-ops), so its own result is never stored. The
+// absorbed ops read nothing else and each intermediate dies at the next op.
+struct ContractionStep {
+  vm::ContractionInfo info;
+  kernels::Epilogue epilogue;
+  std::vector<vm::Pc> epilogue_pcs;   // the absorbed ops, in order
+  vm::RegId output;                   // the last absorbed op's output register
+  // The output register is also one of the contraction's inputs (the
+  // allocator may reuse an input that dies there): written to scratch first.
+  bool output_aliases_input = false;
+};
+
+enum class StepKind : std::uint8_t { Fused, Kernel, Move, Branch, LoopNext, Row, Contraction };
 
 struct Step {
   StepKind kind = StepKind::Kernel;
   vm::Pc pc = 0;              // Kernel/Move/Branch/LoopNext: the instruction; Fused: its first one
-  std::uint32_t fused = 0;    // Fused: index into Plan::fused; Row: into Plan::rows
+  // Fused: index into Plan::fused; Row: into Plan::rows; Contraction: into Plan::contractions
+  std::uint32_t fused = 0;
   bool expect_true = false;   // Branch: the direction recorded
   std::uint32_t exit = 0;     // Fused/Branch: the exit taken when the step's check fails
 };
@@ -119,6 +135,7 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<FusedStep> fused;
   std::vector<RowStep> rows;
+  std::vector<ContractionStep> contractions;
   std::vector<ExitRecord> exits;        // exits[i] for guard i come first
   // Symbolic dims: symbol slot -> the entry dims it stands for.
   std::vector<std::vector<DimRef>> symbols;
@@ -127,7 +144,7 @@ struct Plan {
   std::uint32_t loop_slot = 0;
   vm::RegId loop_condition;             // loop traces: the header's condition register
   vm::RegId loop_iteration;             // loop traces: the header's iteration register
-  std::size_t fused_ops = 0;            // instructions inside fused groups
+  std::size_t fused_ops = 0;            // instructions inside fused groups and contraction epilogues
 
   // A readable listing: guards, steps, groups (what `canary inspect` prints).
   std::string describe(const vm::Program& program) const;
@@ -147,6 +164,9 @@ struct PlanOptions {
   // Intra-op threads for the region's kernel steps and fused groups; 0: the
   // session's (Options::intra_op_threads). A cost-model candidate.
   int threads = 0;
+  // Unary ops after a MatMul/Gemm/Conv become its oneDNN epilogue
+  // (JitOptions::contraction_epilogues); off: they form fused groups.
+  bool contraction_epilogues = true;
 };
 
 // Plans a trace. Never fails: ops it cannot fuse become kernel steps.

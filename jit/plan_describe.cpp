@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "jit/plan.h"
+#include "jit/plan_contraction.h"
 
 namespace canary::jit {
 
@@ -28,6 +29,13 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
       break;
     }
     case StepKind::Kernel: os << "kernel pc " << s.pc << where; break;
+    case StepKind::Contraction: {
+      const ContractionStep& c = plan.contractions[s.fused];
+      os << "contraction pc " << s.pc << where << " with its epilogue at pcs";
+      for (vm::Pc pc : c.epilogue_pcs) os << ' ' << pc;
+      os << ": " << describe_contraction(c);
+      break;
+    }
     case StepKind::Move: os << "move pc " << s.pc; break;
     case StepKind::Branch: os << "branch pc " << s.pc << " expects " << (s.expect_true ? "true" : "false"); break;
     case StepKind::LoopNext: os << "loop next pc " << s.pc; break;

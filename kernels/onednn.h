@@ -14,24 +14,65 @@
 // control the calling thread's cache.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "canary/tensor.h"
 #include "kernels/reference.h"
 
 namespace canary::kernels {
 
-// NumPy matmul of f32 a and b (batch broadcasting, 1-D operands) into y.
-bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y);
-// ONNX Gemm of f32 a, b and optional c into y.
-bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y);
-// 1-D or 2-D f32 convolution with optional bias into y. 1-D convolutions with
-// stride 1 and one group run on channels-last kernels through one primitive
-// for every batch and width (kernels/onednn/conv_tiled.h).
+// Unary ops a MatMul, Gemm or Conv can apply to its result before storing it
+// (oneDNN eltwise post-ops), so an elementwise op after the contraction costs
+// no pass over memory of its own. Each gives the reference kernel's result
+// of the same op, NaN and infinities included; Tanh and Sigmoid to a few ulp
+// (tests/kernels/test_onednn_epilogue.cpp). oneDNN 2.6 turns NaN into 0 in
+// Relu and into the lower bound in Clip, so with either of those in an
+// epilogue the kernels first check that the contraction cannot produce a NaN
+// (finite operands, a sum that cannot overflow) and return false otherwise.
+// Exp, Log, Softplus and GELU are not offered: oneDNN's versions give Inf for
+// NaN or err by far more than the reference kernels.
+enum class EpilogueOp : std::uint8_t {
+  Relu,       // v < 0 ? 0 : v
+  LeakyRelu,  // v < 0 ? alpha * v : v (alpha != 0)
+  Clip,       // clamp(v, alpha, beta), alpha <= beta
+  Abs,
+  Sqrt,
+  Tanh,
+  Sigmoid,
+};
+std::string_view epilogue_op_name(EpilogueOp op);
+
+struct EpilogueStep {
+  EpilogueOp op = EpilogueOp::Relu;
+  float alpha = 0.0f, beta = 0.0f;
+};
+
+// The ops applied in order to every element of the result; empty: none.
+struct Epilogue {
+  static constexpr std::size_t kMaxSteps = 4;
+  std::array<EpilogueStep, kMaxSteps> steps{};
+  std::size_t size = 0;
+
+  bool empty() const { return size == 0; }
+  // Appends a step; false (and unchanged) when kMaxSteps are taken.
+  bool append(EpilogueStep step);
+};
+
+// NumPy matmul of f32 a and b (batch broadcasting, 1-D operands) into y,
+// then the epilogue.
+bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y, const Epilogue& epilogue = {});
+// ONNX Gemm of f32 a, b and optional c into y, then the epilogue.
+bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y,
+                 const Epilogue& epilogue = {});
+// 1-D or 2-D f32 convolution with optional bias into y, then the epilogue.
+// 1-D convolutions with stride 1 and one group run on channels-last kernels
+// through one primitive for every batch and width (kernels/onednn/conv_tiled.h).
 // weights_are_constant: as for onednn_lstm (the blocked weight copy is kept).
 bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
-                 bool weights_are_constant = false);
+                 bool weights_are_constant = false, const Epilogue& epilogue = {});
 // ONNX LSTM (same arguments as kernels::lstm) on oneDNN's lstm_forward. Does
 // not apply to peepholes, clip, input_forget, or a sequence_lens entry < T.
 // weights_are_constant: the caller guarantees that w, r and b (when present)

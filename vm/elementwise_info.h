@@ -1,5 +1,6 @@
-// What an elementwise kernel instruction computes, decoded from its adapter
-// and parameters, so the JIT can fuse it without knowing the adapters.
+// What an elementwise, row or contraction kernel instruction computes,
+// decoded from its adapter and parameters, so the JIT can fuse it without
+// knowing the adapters.
 #pragma once
 
 #include <cstdint>
@@ -37,5 +38,17 @@ struct RowInfo {
   double epsilon = 1e-5;           // LayerNorm
 };
 std::optional<RowInfo> row_info(const Instruction& in);
+
+// Contractions bound to their oneDNN adapters (MatMul, Gemm, Conv in f32
+// programs; the fp64 reference's adapters are not described), with the
+// parameters the JIT needs to call the oneDNN kernel itself with an epilogue.
+struct ContractionInfo {
+  enum class Kind { MatMul, Gemm, Conv };
+  Kind kind = Kind::MatMul;
+  const kernels::GemmParams* gemm = nullptr;  // Gemm
+  const kernels::ConvParams* conv = nullptr;  // Conv
+  bool weights_are_constant = false;          // Conv: W is a graph constant
+};
+std::optional<ContractionInfo> contraction_info(const Instruction& in);
 
 }  // namespace canary::vm

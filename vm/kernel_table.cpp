@@ -736,4 +736,22 @@ std::optional<RowInfo> row_info(const Instruction& in) {
   return info;
 }
 
+std::optional<ContractionInfo> contraction_info(const Instruction& in) {
+  if (in.op != Opcode::Kernel) return std::nullopt;
+  ContractionInfo info;
+  if (in.fn == run_matmul_onednn) {
+    info.kind = ContractionInfo::Kind::MatMul;
+  } else if (in.fn == run_gemm_onednn && in.params) {
+    info.kind = ContractionInfo::Kind::Gemm;
+    info.gemm = &as<GemmP>(*in.params).p;
+  } else if (in.fn == run_conv_onednn && in.params) {
+    info.kind = ContractionInfo::Kind::Conv;
+    info.conv = &as<ConvP>(*in.params).p;
+    info.weights_are_constant = as<ConvP>(*in.params).weights_are_constant;
+  } else {
+    return std::nullopt;
+  }
+  return info;
+}
+
 }  // namespace canary::vm

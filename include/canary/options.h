@@ -35,6 +35,11 @@ struct JitOptions {
   // Loop traces carry no ranges (values carried across iterations grow).
   // range_margin must be finite and at least 0.
   bool range_canaries = false;
+  // Contraction epilogues: Relu, LeakyRelu, Clip, Abs, Sqrt, Tanh and
+  // Sigmoid right after a MatMul, Gemm or Conv in a compiled trace run
+  // inside the oneDNN call as post-ops, saving a pass over its result. Off:
+  // they run as a fused kernel of their own after the call.
+  bool contraction_epilogues = true;
   double range_margin = 0.5;
   // Per anchor: most variants installed at once, and most compiles ever
   // attempted before the anchor waits out a penalty (which grows with each

@@ -157,6 +157,12 @@ WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Progr
     } else if (step.kind == StepKind::Kernel) {
       const auto it = by_pc.find(step.pc);
       if (it != by_pc.end()) add_kernel_work(program, *it->second, w);
+    } else if (step.kind == StepKind::Contraction && step.fused < plan.contractions.size()) {
+      // The contraction's operands move once; its epilogue only computes.
+      const auto it = by_pc.find(step.pc);
+      if (it != by_pc.end()) add_kernel_work(program, *it->second, w);
+      for (const TraceOp* op : ops_at(by_pc, plan.contractions[step.fused].epilogue_pcs))
+        if (const auto kind = op_kind(program, *op)) w.flops += op_flops(*kind, *op);
     }
     // Move, Branch and LoopNext share buffers or test a flag: no work counted.
   }

@@ -7,6 +7,7 @@
 // [group, M/group, C/group, k...]). Invalid shapes or attributes return false
 // so the reference kernel throws its own error. Under BF16 precision
 // (kernels/onednn/precision.h) x and w are read rounded; the bias stays f32.
+// An epilogue (EpilogueOp) runs as eltwise post-ops on either path.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "kernels/onednn/bf16_operands.h"
 #include "kernels/onednn/conv_tiled.h"
 #include "kernels/onednn/engine.h"
+#include "kernels/onednn/epilogue.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
 
@@ -133,8 +135,9 @@ bool plan_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tens
   return true;
 }
 
-// The cache key: operand encoding, input and weight dims, group, bias and each resolved axis.
-PrimitiveKey conv_key(const ConvPlan& g, const Tensor& x, const Tensor& w, OperandEncoding e) {
+// The cache key: operand encoding, input and weight dims, group, bias, each resolved axis and the epilogue.
+PrimitiveKey conv_key(const ConvPlan& g, const Tensor& x, const Tensor& w, OperandEncoding e,
+                      const Epilogue& epilogue) {
   PrimitiveKey key(PrimitiveKind::Conv, e);
   key.push_list(x.shape());
   key.push_list(w.shape());
@@ -144,6 +147,7 @@ PrimitiveKey conv_key(const ConvPlan& g, const Tensor& x, const Tensor& w, Opera
     const ConvAxis& a = g.axes[i];
     for (std::int64_t v : {a.stride, a.dilation, a.pad_begin, a.pad_end}) key.push(v);
   }
+  onednn::push_epilogue(key, epilogue);
   return key;
 }
 
@@ -156,8 +160,10 @@ dnnl::memory::dims weight_dims(const ConvPlan& g, const Tensor& w) {
   return dims;
 }
 
-// Creates the convolution primitive for a plan on plain layouts, x and w of encoding e.
-CachedPrimitive make_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, OperandEncoding e) {
+// Creates the convolution primitive for a plan on plain layouts, x and w of
+// encoding e, the epilogue as post-ops.
+CachedPrimitive make_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, OperandEncoding e,
+                          const Epilogue& epilogue) {
   dnnl::memory::dims strides, dilations, pad_l, pad_r;
   for (std::size_t i = 0; i < g.spatial; ++i) {
     strides.push_back(g.axes[i].stride);
@@ -172,7 +178,8 @@ CachedPrimitive make_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, O
   const dnnl::memory::desc b_md = g.has_bias ? onednn::row_major_desc(bias_dims) : dnnl::memory::desc();
   const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                              x_md, w_md, b_md, y_md, strides, dilations, pad_l, pad_r);
-  const dnnl::convolution_forward::primitive_desc pd(desc, onednn::cpu_engine());
+  const dnnl::convolution_forward::primitive_desc pd(desc, onednn::epilogue_attributes(epilogue),
+                                                     onednn::cpu_engine());
   CachedPrimitive entry{dnnl::convolution_forward(pd)};
   entry.add_argument(DNNL_ARG_SRC, x_md);
   entry.add_argument(DNNL_ARG_WEIGHTS, w_md);
@@ -185,7 +192,7 @@ CachedPrimitive make_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, O
 bool tiled_applies(const ConvPlan& g) { return g.spatial == 1 && g.group == 1 && g.axes[0].stride == 1; }
 
 // The tiled path's shape of a plan, with operands of encoding e.
-onednn::TiledConvShape tiled_shape(const ConvPlan& g, OperandEncoding e) {
+onednn::TiledConvShape tiled_shape(const ConvPlan& g, OperandEncoding e, const Epilogue& epilogue) {
   const ConvAxis& a = g.axes[0];
   onednn::TiledConvShape s;
   s.batch = g.batch;
@@ -198,6 +205,7 @@ onednn::TiledConvShape tiled_shape(const ConvPlan& g, OperandEncoding e) {
   s.out = a.out;
   s.has_bias = g.has_bias;
   s.encoding = e;
+  s.epilogue = epilogue;
   return s;
 }
 
@@ -205,15 +213,17 @@ onednn::TiledConvShape tiled_shape(const ConvPlan& g, OperandEncoding e) {
 // path where it applies, else on plain layouts; false when the key does not
 // fit, throws dnnl::error.
 bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
-              bool weights_are_constant, OperandEncoding e) {
+              bool weights_are_constant, OperandEncoding e, const Epilogue& epilogue) {
   try {
-    if (tiled_applies(g) && onednn::tiled_conv1d(tiled_shape(g, e), x, w, b, y, weights_are_constant)) return true;
+    if (tiled_applies(g) && onednn::tiled_conv1d(tiled_shape(g, e, epilogue), x, w, b, y, weights_are_constant))
+      return true;
   } catch (const dnnl::error&) {
     // The plain path below may still apply.
   }
-  const PrimitiveKey key = conv_key(g, x, w, e);
+  const PrimitiveKey key = conv_key(g, x, w, e, epilogue);
   if (!key.valid()) return false;
-  CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_conv(g, x, w, e); });
+  CachedPrimitive& prim =
+      onednn::thread_primitive_cache().find_or_create(key, [&] { return make_conv(g, x, w, e, epilogue); });
   y.reset(DType::F32, g.out_shape());
   const std::array<const void*, 4> buffers{onednn::encode_operand(x.data<float>(), x.numel(), e, OperandSlot::Source),
                                            onednn::encode_operand(w.data<float>(), w.numel(), e, OperandSlot::Weights),
@@ -226,7 +236,7 @@ bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor*
 
 // oneDNN convolution into y, or false when the case does not apply.
 bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
-                 bool weights_are_constant) {
+                 bool weights_are_constant, const Epilogue& epilogue) {
   onednn::thread_primitive_cache().count_call();
   if (x.dtype() != DType::F32 || w.dtype() != DType::F32 || (b && b->dtype() != DType::F32)) return false;
   ConvPlan g;
@@ -237,8 +247,9 @@ bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Te
     return true;
   }
   if (x.numel() == 0 || w.numel() == 0) return false;  // empty sums: the reference writes the bias
+  if (!onednn::epilogue_applies(epilogue, {&x, &w, w.numel() / g.out_channels, 1.0, b, 1.0})) return false;
   return onednn::run_with_encoding(onednn::current_operand_encoding(), [&](OperandEncoding e) {
-    return run_conv(g, x, w, b, y, weights_are_constant, e);
+    return run_conv(g, x, w, b, y, weights_are_constant, e, epilogue);
   });
 }
 

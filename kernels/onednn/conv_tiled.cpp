@@ -10,6 +10,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/onednn/engine.h"
+#include "kernels/onednn/epilogue.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
 
@@ -54,7 +55,7 @@ TilePrimitive make_tile_primitive(const TiledConvShape& s, std::int64_t tiles, s
   const dnnl::memory::desc b = s.has_bias ? dnnl::memory::desc({s.out_channels}, dt::f32, tag::a) : dnnl::memory::desc();
   const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                              src, w, b, dst, {1}, {s.dilation - 1}, {0}, {0});
-  const dnnl::convolution_forward::primitive_desc pd(desc, cpu_engine());
+  const dnnl::convolution_forward::primitive_desc pd(desc, epilogue_attributes(s.epilogue), cpu_engine());
   impl = pd.impl_info_str();
   weights_md = pd.weights_desc();
   return {tiles, dnnl::convolution_forward(pd), dnnl::memory(src, cpu_engine()), dnnl::memory(dst, cpu_engine())};
@@ -98,6 +99,7 @@ TiledConv& tiled_conv_for(const TiledConvShape& s) {
   PrimitiveKey key(PrimitiveKind::Conv, s.encoding);
   for (std::int64_t v : {std::int64_t{-1}, s.channels, s.out_channels, s.kernel, s.dilation, std::int64_t{s.has_bias}})
     key.push(v);
+  push_epilogue(key, s.epilogue);
   auto it = convs.find(key);
   if (it != convs.end()) return *it->second;
   if (convs.size() >= kMaxTiledConvs) convs.clear();

@@ -8,7 +8,8 @@
 // input is cut into tiles of kTileOut output positions (plus the kernel's
 // halo), gathered channels-last into a buffer of kGroupTiles tiles, and run
 // through a primitive whose shape never changes; the outputs are scattered
-// back to the plain [N, M, W] layout. Creation is paid once per convolution
+// back to the plain [N, M, W] layout (an epilogue runs inside the primitive,
+// before the scatter). Creation is paid once per convolution
 // and thread; the cost is the last partial tile of each sequence. Under BF16
 // precision the tiles are gathered rounded (as bf16 for native bf16
 // primitives, as bf16 values in f32 otherwise) and the weights are rounded
@@ -35,6 +36,7 @@ struct TiledConvShape {
   std::int64_t width = 0, kernel = 0, dilation = 1, pad_begin = 0, out = 0;
   bool has_bias = false;
   OperandEncoding encoding = OperandEncoding::F32;  // of x and w; b and y stay f32
+  Epilogue epilogue;  // post-ops of the tile primitives (each epilogue has its own)
 };
 
 // Runs x [N, C, W] * w [M, C, k] (+ b [M]) into y [N, M, out]. False when

@@ -4,7 +4,8 @@
 // missing batch dims become 1) and relies on oneDNN matmul broadcasting size-1
 // batch dims. Gemm expresses transposes as strides, alpha as an output scale
 // and beta * C as a broadcast binary-add post-op (followed by a linear eltwise
-// when beta != 1). Shapes are checked without throwing: anything the
+// when beta != 1). An epilogue (EpilogueOp) follows as eltwise post-ops and
+// is part of the cache key. Shapes are checked without throwing: anything the
 // reference kernel would reject returns false so its error message is kept.
 // Under BF16 precision (kernels/onednn/precision.h) A and B are read from
 // rounded copies; C, alpha and beta stay f32.
@@ -20,6 +21,7 @@
 #include "kernels/onednn.h"
 #include "kernels/onednn/bf16_operands.h"
 #include "kernels/onednn/engine.h"
+#include "kernels/onednn/epilogue.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
 
@@ -91,12 +93,14 @@ bool has_zero_dim(std::span<const std::int64_t> dims) {
   return std::find(dims.begin(), dims.end(), 0) != dims.end();
 }
 
-// Creates the matmul primitive for a plan, reading operands of encoding e.
-CachedPrimitive make_matmul(const MatmulPlan& p, OperandEncoding e) {
+// Creates the matmul primitive for a plan, reading operands of encoding e,
+// with the epilogue as post-ops.
+CachedPrimitive make_matmul(const MatmulPlan& p, OperandEncoding e, const Epilogue& epilogue) {
   const dnnl::memory::desc a_md = onednn::operand_desc(onednn::row_major_desc(p.a_dims()), e);
   const dnnl::memory::desc b_md = onednn::operand_desc(onednn::row_major_desc(p.b_dims()), e);
   const dnnl::memory::desc y_md = onednn::row_major_desc(p.y_dims());
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), onednn::cpu_engine());
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), onednn::epilogue_attributes(epilogue),
+                                        onednn::cpu_engine());
   CachedPrimitive entry{dnnl::matmul(pd)};
   entry.add_argument(DNNL_ARG_SRC, a_md);
   entry.add_argument(DNNL_ARG_WEIGHTS, b_md);
@@ -158,22 +162,27 @@ bool gemm_scales_supported(const GemmParams& p, const Tensor* c) {
   return bounded_scale(p.beta) && bounded_scale(p.alpha / p.beta);
 }
 
-// Output scale and post-ops: alpha * AB + beta * C as beta * ((alpha / beta) * AB + C).
-dnnl::primitive_attr gemm_attributes(const GemmParams& p, const GemmPlan& g, const dnnl::memory::desc& c_md) {
+// Output scale and post-ops: alpha * AB + beta * C as beta * ((alpha / beta) * AB + C),
+// then the epilogue.
+dnnl::primitive_attr gemm_attributes(const GemmParams& p, const GemmPlan& g, const dnnl::memory::desc& c_md,
+                                     const Epilogue& epilogue) {
   dnnl::primitive_attr attr;
   const double scale = g.use_c && p.beta != 1.0 ? p.alpha / p.beta : p.alpha;
   if (scale != 1.0) attr.set_output_scales(0, {static_cast<float>(scale)});
-  if (!g.use_c) return attr;
+  if (!g.use_c && epilogue.empty()) return attr;
   dnnl::post_ops ops;
-  ops.append_binary(dnnl::algorithm::binary_add, c_md);
-  if (p.beta != 1.0) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, static_cast<float>(p.beta), 0.0f);
+  if (g.use_c) {
+    ops.append_binary(dnnl::algorithm::binary_add, c_md);
+    if (p.beta != 1.0) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, static_cast<float>(p.beta), 0.0f);
+  }
+  onednn::append_epilogue(ops, epilogue);
   attr.set_post_ops(ops);
   return attr;
 }
 
-// Creates the Gemm primitive: transposes as strides, alpha and beta * C as
-// attributes, A and B of encoding e.
-CachedPrimitive make_gemm(const GemmParams& p, const GemmPlan& g, OperandEncoding e) {
+// Creates the Gemm primitive: transposes as strides, alpha, beta * C and the
+// epilogue as attributes, A and B of encoding e.
+CachedPrimitive make_gemm(const GemmParams& p, const GemmPlan& g, OperandEncoding e, const Epilogue& epilogue) {
   const std::int64_t a_dims[2] = {g.m, g.k}, b_dims[2] = {g.k, g.n}, y_dims[2] = {g.m, g.n};
   const std::int64_t a_strides[2] = {p.trans_a ? 1 : g.k, p.trans_a ? g.m : 1};
   const std::int64_t b_strides[2] = {p.trans_b ? 1 : g.n, p.trans_b ? g.k : 1};
@@ -181,7 +190,7 @@ CachedPrimitive make_gemm(const GemmParams& p, const GemmPlan& g, OperandEncodin
   const dnnl::memory::desc b_md = onednn::operand_desc(onednn::strided_desc(b_dims, b_strides), e);
   const dnnl::memory::desc y_md = onednn::row_major_desc(y_dims);
   const dnnl::memory::desc c_md = onednn::row_major_desc(g.c_dims);
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), gemm_attributes(p, g, c_md),
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), gemm_attributes(p, g, c_md, epilogue),
                                         onednn::cpu_engine());
   CachedPrimitive entry{dnnl::matmul(pd)};
   entry.add_argument(DNNL_ARG_SRC, a_md);
@@ -191,8 +200,8 @@ CachedPrimitive make_gemm(const GemmParams& p, const GemmPlan& g, OperandEncodin
   return entry;
 }
 
-// The cache key of a Gemm: encoding, transposes, dims, alpha, beta and C's broadcast shape.
-PrimitiveKey gemm_key(const GemmParams& p, const GemmPlan& g, OperandEncoding e) {
+// The cache key of a Gemm: encoding, transposes, dims, alpha, beta, C's broadcast shape and the epilogue.
+PrimitiveKey gemm_key(const GemmParams& p, const GemmPlan& g, OperandEncoding e, const Epilogue& epilogue) {
   PrimitiveKey key(PrimitiveKind::Gemm, e);
   for (std::int64_t v : {std::int64_t(p.trans_a), std::int64_t(p.trans_b), g.m, g.k, g.n}) key.push(v);
   key.push_double(p.alpha);
@@ -201,15 +210,21 @@ PrimitiveKey gemm_key(const GemmParams& p, const GemmPlan& g, OperandEncoding e)
     key.push_double(p.beta);
     key.push_list(g.c_dims);
   }
+  onednn::push_epilogue(key, epilogue);
   return key;
 }
 
-// Runs a planned matmul with operands of encoding e into y; throws dnnl::error.
-bool run_matmul(const MatmulPlan& p, const Tensor& a, const Tensor& b, Tensor& y, OperandEncoding e) {
+// Runs a planned matmul with operands of encoding e into y; false when its key
+// does not fit, throws dnnl::error.
+bool run_matmul(const MatmulPlan& p, const Tensor& a, const Tensor& b, Tensor& y, OperandEncoding e,
+                const Epilogue& epilogue) {
   PrimitiveKey key(PrimitiveKind::MatMul, e);
   key.push_list(p.a_dims());
   key.push_list(p.b_dims());
-  CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_matmul(p, e); });
+  onednn::push_epilogue(key, epilogue);
+  if (!key.valid()) return false;
+  CachedPrimitive& prim =
+      onednn::thread_primitive_cache().find_or_create(key, [&] { return make_matmul(p, e, epilogue); });
   y.reset(DType::F32, p.out_shape());
   const std::array<const void*, 3> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
                                            onednn::encode_operand(b.data<float>(), b.numel(), e, OperandSlot::Weights),
@@ -221,10 +236,11 @@ bool run_matmul(const MatmulPlan& p, const Tensor& a, const Tensor& b, Tensor& y
 // Runs a planned Gemm with A and B of encoding e into y; false when its key
 // does not fit, throws dnnl::error.
 bool run_gemm(const GemmParams& p, const GemmPlan& g, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y,
-              OperandEncoding e) {
-  const PrimitiveKey key = gemm_key(p, g, e);
+              OperandEncoding e, const Epilogue& epilogue) {
+  const PrimitiveKey key = gemm_key(p, g, e, epilogue);
   if (!key.valid()) return false;
-  CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_gemm(p, g, e); });
+  CachedPrimitive& prim =
+      onednn::thread_primitive_cache().find_or_create(key, [&] { return make_gemm(p, g, e, epilogue); });
   const std::int64_t out_shape[2] = {g.m, g.n};
   y.reset(DType::F32, out_shape);
   const std::array<const void*, 4> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
@@ -237,7 +253,7 @@ bool run_gemm(const GemmParams& p, const GemmPlan& g, const Tensor& a, const Ten
 }  // namespace
 
 // oneDNN matmul into y, or false when the case does not apply.
-bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y) {
+bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y, const Epilogue& epilogue) {
   onednn::thread_primitive_cache().count_call();
   if (a.dtype() != DType::F32 || b.dtype() != DType::F32) return false;
   MatmulPlan p;
@@ -247,12 +263,14 @@ bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y) {
     return true;
   }
   if (p.k == 0) return false;  // all-zero output: the reference fills it
+  if (!onednn::epilogue_applies(epilogue, {&a, &b, p.k})) return false;
   return onednn::run_with_encoding(onednn::current_operand_encoding(),
-                                   [&](OperandEncoding e) { return run_matmul(p, a, b, y, e); });
+                                   [&](OperandEncoding e) { return run_matmul(p, a, b, y, e, epilogue); });
 }
 
 // oneDNN Gemm into y, or false when the case does not apply.
-bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y) {
+bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y,
+                 const Epilogue& epilogue) {
   onednn::thread_primitive_cache().count_call();
   if (a.dtype() != DType::F32 || b.dtype() != DType::F32 || (c && c->dtype() != DType::F32)) return false;
   GemmPlan g;
@@ -264,8 +282,9 @@ bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Te
     return true;
   }
   if (g.k == 0) return false;
+  if (!onednn::epilogue_applies(epilogue, {&a, &b, g.k, p.alpha, g.use_c ? c : nullptr, p.beta})) return false;
   return onednn::run_with_encoding(onednn::current_operand_encoding(),
-                                   [&](OperandEncoding e) { return run_gemm(p, g, a, b, c, y, e); });
+                                   [&](OperandEncoding e) { return run_gemm(p, g, a, b, c, y, e, epilogue); });
 }
 
 }  // namespace canary::kernels

@@ -209,14 +209,29 @@ TEST_CASE("interpreter work counts every op's operands", "[unit][cost]") {
 
 TEST_CASE("fused plans move only their groups' inputs and outputs", "[unit][cost]") {
   const Recorded r = record_chain();
-  const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
-  REQUIRE(plan.steps.size() == 3);
-  const WorkEstimate w = estimate_work(plan, r.trace, *r.program);
-  // Group {Mul, Add, Tanh}: x 48 + b 16 in, u 48 out; MatMul 160; group {Relu}: 48 + 48.
-  CHECK(w.bytes_moved == 368.0);
-  CHECK(w.flops == 144.0);  // the same arithmetic as the interpreter
-  // u, m, y.
-  CHECK(w.bytes_materialised == 144.0);
+  SECTION("Relu as a fused group after the MatMul") {
+    PlanOptions po;
+    po.contraction_epilogues = false;
+    const Plan plan = plan_trace(*r.program, r.trace, {}, po);
+    REQUIRE(plan.steps.size() == 3);
+    const WorkEstimate w = estimate_work(plan, r.trace, *r.program);
+    // Group {Mul, Add, Tanh}: x 48 + b 16 in, u 48 out; MatMul 160; group {Relu}: 48 + 48.
+    CHECK(w.bytes_moved == 368.0);
+    CHECK(w.flops == 144.0);  // the same arithmetic as the interpreter
+    // u, m, y.
+    CHECK(w.bytes_materialised == 144.0);
+  }
+  SECTION("Relu as the MatMul's epilogue") {
+    const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
+    REQUIRE(plan.steps.size() == 2);
+    REQUIRE(plan.steps[1].kind == StepKind::Contraction);
+    const WorkEstimate w = estimate_work(plan, r.trace, *r.program);
+    // Group {Mul, Add, Tanh} 112; MatMul + Relu: u 48 + w 64 in, y 48 out.
+    CHECK(w.bytes_moved == 272.0);
+    CHECK(w.flops == 144.0);
+    // u, y.
+    CHECK(w.bytes_materialised == 96.0);
+  }
 }
 
 TEST_CASE("unfused plans do the interpreter's work", "[unit][cost]") {

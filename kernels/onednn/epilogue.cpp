@@ -1,0 +1,134 @@
+// Epilogues: the unary ops a contraction applies before storing its result,
+// mapped onto oneDNN's eltwise algorithms (see EpilogueOp in kernels/onednn.h).
+#include "kernels/onednn/epilogue.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+namespace canary::kernels {
+
+std::string_view epilogue_op_name(EpilogueOp op) {
+  switch (op) {
+    case EpilogueOp::Relu: return "relu";
+    case EpilogueOp::LeakyRelu: return "leaky_relu";
+    case EpilogueOp::Clip: return "clip";
+    case EpilogueOp::Abs: return "abs";
+    case EpilogueOp::Sqrt: return "sqrt";
+    case EpilogueOp::Tanh: return "tanh";
+    case EpilogueOp::Sigmoid: return "sigmoid";
+  }
+  return "?";
+}
+
+bool Epilogue::append(EpilogueStep step) {
+  if (size == kMaxSteps) return false;
+  steps[size++] = step;
+  return true;
+}
+
+}  // namespace canary::kernels
+
+namespace canary::kernels::onednn {
+namespace {
+
+using dnnl::algorithm;
+
+// The eltwise algorithm of an op; alpha and beta are oneDNN's.
+algorithm eltwise_algorithm(EpilogueOp op) {
+  switch (op) {
+    case EpilogueOp::Relu:
+    case EpilogueOp::LeakyRelu: return algorithm::eltwise_relu;  // alpha: the negative slope
+    case EpilogueOp::Clip: return algorithm::eltwise_clip_v2;    // [alpha, beta]
+    case EpilogueOp::Abs: return algorithm::eltwise_abs;
+    case EpilogueOp::Sqrt: return algorithm::eltwise_sqrt;
+    case EpilogueOp::Tanh: return algorithm::eltwise_tanh;
+    case EpilogueOp::Sigmoid: return algorithm::eltwise_logistic;
+  }
+  return algorithm::eltwise_relu;
+}
+
+// Relu (oneDNN's max with 0) and Clip give a number for NaN.
+bool keeps_nan(EpilogueOp op) { return op != EpilogueOp::Relu && op != EpilogueOp::Clip; }
+
+// The largest magnitude among the elements of an f32 tensor, as the bits of
+// |v|: every NaN and infinity compares at or above 0x7f800000, and for finite
+// values the integer order is the order of magnitudes. One vectorisable pass.
+std::uint32_t max_magnitude_bits(const Tensor& t) {
+  const auto* bits = static_cast<const std::uint32_t*>(t.raw());
+  std::uint32_t m = 0;
+  for (std::int64_t i = 0, n = t.numel(); i < n; ++i) m = std::max(m, bits[i] & 0x7fffffffu);
+  return m;
+}
+
+// |v| of the tensor's largest element, or nullopt when one is NaN or infinite.
+std::optional<double> max_magnitude(const Tensor& t) {
+  const std::uint32_t m = max_magnitude_bits(t);
+  if (m >= 0x7f800000u) return std::nullopt;
+  float f;
+  std::memcpy(&f, &m, sizeof f);
+  return f;
+}
+
+// Limits under which a float sum of products stays finite with room to
+// spare: its terms' magnitudes summed bound the result up to a factor
+// (1 + 2^-24)^terms <= e, and bf16 rounding of an operand below 2^100 never
+// reaches infinity.
+constexpr double kMaxBoundedResult = 0x1p100;
+constexpr std::int64_t kMaxBoundedTerms = std::int64_t{1} << 24;
+
+bool result_stays_finite(const ContractionBound& b) {
+  if (b.terms > kMaxBoundedTerms) return false;
+  const std::optional<double> ma = max_magnitude(*b.a), mb = max_magnitude(*b.b);
+  if (!ma || !mb || *ma > kMaxBoundedResult || *mb > kMaxBoundedResult) return false;
+  double bound = std::fabs(b.scale) * static_cast<double>(b.terms) * *ma * *mb;
+  if (b.c) {
+    const std::optional<double> mc = max_magnitude(*b.c);
+    if (!mc) return false;
+    bound += std::fabs(b.c_scale) * *mc;
+  }
+  return bound <= kMaxBoundedResult;
+}
+
+}  // namespace
+
+void append_epilogue(dnnl::post_ops& ops, const Epilogue& epilogue) {
+  for (std::size_t i = 0; i < epilogue.size; ++i) {
+    const EpilogueStep& s = epilogue.steps[i];
+    const float alpha = s.op == EpilogueOp::Relu ? 0.0f : s.alpha;
+    ops.append_eltwise(1.0f, eltwise_algorithm(s.op), alpha, s.beta);
+  }
+}
+
+dnnl::primitive_attr epilogue_attributes(const Epilogue& epilogue) {
+  dnnl::primitive_attr attr;
+  if (epilogue.empty()) return attr;
+  dnnl::post_ops ops;
+  append_epilogue(ops, epilogue);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+void push_epilogue(PrimitiveKey& key, const Epilogue& epilogue) {
+  if (epilogue.empty()) return;
+  key.push(-2);  // marks the epilogue's part of the key
+  for (std::size_t i = 0; i < epilogue.size; ++i) {
+    const EpilogueStep& s = epilogue.steps[i];
+    key.push(static_cast<std::int64_t>(s.op));
+    key.push_double(s.alpha);
+    key.push_double(s.beta);
+  }
+}
+
+}  // namespace canary::kernels::onednn
+
+namespace canary::kernels::onednn {
+
+bool epilogue_applies(const Epilogue& epilogue, const ContractionBound& bound) {
+  bool keeps = true;
+  for (std::size_t i = 0; i < epilogue.size; ++i) keeps = keeps && keeps_nan(epilogue.steps[i].op);
+  return keeps || result_stays_finite(bound);
+}
+
+}  // namespace canary::kernels::onednn
