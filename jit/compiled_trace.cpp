@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "canary/error.h"
+#include "jit/plan_contraction.h"
 #include "jit/plan_fusion.h"
 #include "kernels/onednn.h"
 #include "kernels/onednn/precision.h"
@@ -170,7 +171,9 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
           if (!run_row(step, frame, ctx, scratch, run)) return false;
           break;
         case StepKind::Kernel: run_kernel(step, frame); break;
-        case StepKind::Contraction: run_contraction(step, frame, scratch); break;
+        case StepKind::Contraction:
+          if (!run_contraction(step, frame, ctx, scratch, run)) return false;
+          break;
         case StepKind::Move: run_move(step, frame, scratch); break;
         case StepKind::LoopNext: ++frame.loops[plan_.loop_slot].iteration; break;
         case StepKind::Branch: {
@@ -351,12 +354,13 @@ void CompiledTrace::run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const {
   in.fn(*in.params, call);
 }
 
-// One oneDNN call computes the contraction and its epilogue into the last
-// absorbed op's register. Where oneDNN declines (disabled, a case it does
-// not take, a result that could hold a NaN under Relu or Clip), the
-// interpreter's adapters run the contraction and each absorbed op in turn,
-// so the values are the interpreter's.
-void CompiledTrace::run_contraction(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const {
+// On a large result, one oneDNN call computes the contraction and its
+// epilogue into the last absorbed op's register. Otherwise, or where oneDNN
+// declines (disabled, a case it does not take, a result that could hold a
+// NaN under Relu or Clip), the interpreter's adapter runs the contraction
+// and the separate fused group the absorbed ops.
+bool CompiledTrace::run_contraction(const Step& step, const vm::FrameView& frame, const RunContext& ctx,
+                                    TraceScratch& scratch, TraceRun& run) const {
   const ContractionStep& cs = plan_.contractions[step.fused];
   const vm::Instruction& in = program_->at(step.pc);
   const vm::RegId* operands = program_->operands().data() + in.operands;
@@ -364,7 +368,7 @@ void CompiledTrace::run_contraction(const Step& step, const vm::FrameView& frame
                             in.num_outputs};
   Tensor& out = cs.output_aliases_input ? scratch.contraction_outputs[step.fused] : frame.registers[cs.output.index];
   bool done = false;
-  if (kernels::onednn_enabled()) {
+  if (kernels::onednn_enabled() && prefer_epilogue(cs, call.input(0), call.input(1))) {
     switch (cs.info.kind) {
       case vm::ContractionInfo::Kind::MatMul:
         done = kernels::onednn_matmul(call.input(0), call.input(1), out, cs.epilogue);
@@ -381,10 +385,10 @@ void CompiledTrace::run_contraction(const Step& step, const vm::FrameView& frame
   }
   if (done) {
     if (cs.output_aliases_input) std::swap(out, frame.registers[cs.output.index]);
-    return;
+    return true;
   }
   run_kernel_at(step.pc, frame);
-  for (vm::Pc pc : cs.epilogue_pcs) run_kernel_at(pc, frame);
+  return run_fused(cs.separate, frame, ctx, scratch, run);
 }
 
 // Register moves with the interpreter's semantics (steal, share or copy through scratch).

@@ -91,7 +91,8 @@ class CompiledTrace {
                TraceRun& run) const;
   void run_kernel(const Step& step, const vm::FrameView& frame) const { run_kernel_at(step.pc, frame); }
   void run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const;
-  void run_contraction(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const;
+  bool run_contraction(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
+                       TraceRun& run) const;
   void run_move(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const;
   // Loop traces: the header's work between iterations; false when the loop ends
   // or the interpreter must take over (run says where).

@@ -24,32 +24,38 @@ VariantReport variant_report(const vm::Program& program, const CompiledTrace& t,
   v.loop = p.loops;
   v.start_pc = p.start_pc;
   v.end_pc = p.end_pc;
-  for (const FusedStep& f : p.fused) {
-    FusionGroupReport g;
-    for (vm::Pc pc : f.pcs) g.nodes.push_back(node_name(program, pc));
-    g.expression = f.spec.key();
-    g.inputs = f.inputs.size();
-    g.outputs = f.outputs.size();
-    v.groups.push_back(std::move(g));
-  }
-  for (const RowStep& r : p.rows) {
-    FusionGroupReport g;
-    for (vm::Pc pc : r.pcs) g.nodes.push_back(node_name(program, pc));
-    g.expression = r.spec.key();
-    g.inputs = r.inputs.size();
-    g.outputs = 1;
-    v.groups.push_back(std::move(g));
-  }
+  // Fusion groups, row kernels and contraction epilogues, in the order they run.
   for (const Step& s : p.steps) {
-    if (s.kind == StepKind::Kernel) v.kernels.push_back(node_name(program, s.pc));
-    if (s.kind != StepKind::Contraction) continue;
-    const ContractionStep& c = p.contractions[s.fused];
     FusionGroupReport g;
-    g.nodes.push_back(node_name(program, s.pc));
-    for (vm::Pc pc : c.epilogue_pcs) g.nodes.push_back(node_name(program, pc));
-    g.expression = describe_contraction(c);
-    g.inputs = program.at(s.pc).num_inputs;
-    g.outputs = 1;
+    switch (s.kind) {
+      case StepKind::Fused: {
+        const FusedStep& f = p.fused[s.fused];
+        for (vm::Pc pc : f.pcs) g.nodes.push_back(node_name(program, pc));
+        g.expression = f.spec.key();
+        g.inputs = f.inputs.size();
+        g.outputs = f.outputs.size();
+        break;
+      }
+      case StepKind::Row: {
+        const RowStep& r = p.rows[s.fused];
+        for (vm::Pc pc : r.pcs) g.nodes.push_back(node_name(program, pc));
+        g.expression = r.spec.key();
+        g.inputs = r.inputs.size();
+        g.outputs = 1;
+        break;
+      }
+      case StepKind::Contraction: {
+        const ContractionStep& c = p.contractions[s.fused];
+        g.nodes.push_back(node_name(program, s.pc));
+        for (vm::Pc pc : c.epilogue_pcs) g.nodes.push_back(node_name(program, pc));
+        g.expression = describe_contraction(c);
+        g.inputs = program.at(s.pc).num_inputs;
+        g.outputs = 1;
+        break;
+      }
+      case StepKind::Kernel: v.kernels.push_back(node_name(program, s.pc)); continue;
+      default: continue;
+    }
     v.groups.push_back(std::move(g));
   }
   for (std::uint32_t e = 0; e < p.exits.size(); ++e) {

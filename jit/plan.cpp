@@ -189,12 +189,26 @@ std::uint32_t add_exit(Plan& plan, ExitKind kind, vm::Pc pc, std::string descrip
   return static_cast<std::uint32_t>(plan.exits.size() - 1);
 }
 
-// Appends a contraction step with its epilogue.
-void add_contraction_step(Plan& plan, ContractionStep contraction, vm::Pc pc) {
+// Adds a fused group to the plan's groups (with its layout exit) without a
+// step of its own; returns the step that runs it.
+Step add_group(Plan& plan, FusedStep group, vm::Pc pc) {
+  Step s;
+  s.kind = StepKind::Fused;
+  s.pc = pc;
+  s.fused = static_cast<std::uint32_t>(plan.fused.size());
+  s.exit = add_exit(plan, ExitKind::Layout, pc, "layout of fused group at pc " + std::to_string(pc));
+  plan.fused.push_back(std::move(group));
+  return s;
+}
+
+// Appends a contraction step with its epilogue and the separate group of the same ops.
+void add_contraction_step(Plan& plan, ContractionStep contraction, FusedStep separate, vm::Pc pc) {
+  contraction.separate = add_group(plan, std::move(separate), contraction.epilogue_pcs.front());
   Step s;
   s.kind = StepKind::Contraction;
   s.pc = pc;
   s.fused = static_cast<std::uint32_t>(plan.contractions.size());
+  s.exit = contraction.separate.exit;
   plan.fused_ops += contraction.epilogue_pcs.size();
   plan.contractions.push_back(std::move(contraction));
   plan.steps.push_back(s);
@@ -251,6 +265,9 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
   std::vector<Group> groups = find_groups(program, trace, constants, options.tier, absorbed);
   std::vector<bool> exit_before(trace.ops.size(), false);
   for (const Group& g : groups) exit_before[g.first] = true;
+  // A contraction's separate group may take a layout exit before its first op.
+  for (std::size_t i = 0; i < trace.ops.size(); ++i)
+    if (contractions[i]) exit_before[i + 1] = true;
   const bool rows_allowed = options.tier != Tier::Unfused;
   for (std::size_t i = 0; i < trace.ops.size(); ++i)
     if (trace.ops[i].opcode == vm::Opcode::JumpIfFalse || (rows_allowed && is_row_candidate(program, trace, i)))
@@ -261,9 +278,15 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
   for (std::size_t i = 0; i < trace.ops.size(); ++i) {
     const TraceOp& op = trace.ops[i];
     if (contractions[i]) {
-      add_contraction_step(plan, std::move(contractions[i]->step), op.pc);
-      i = contractions[i]->last;
-      continue;
+      FusedStep separate;
+      const Group g{i + 1, contractions[i]->last};
+      if (build_fused(program, trace, g, constants, live_after[g.last], options, separate)) {
+        add_contraction_step(plan, std::move(contractions[i]->step), std::move(separate), op.pc);
+        i = g.last;
+        continue;
+      }
+      // Not reached for a unary chain on one input (it always collapses);
+      // the absorbed ops would run as kernel steps.
     }
     if (next_group < groups.size() && groups[next_group].first == i) {
       const Group g = groups[next_group++];
@@ -281,14 +304,8 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
       }
       FusedStep fs;
       if (build_fused(program, trace, g, constants, live_after[g.last], options, fs)) {
-        Step s;
-        s.kind = StepKind::Fused;
-        s.pc = op.pc;
-        s.fused = static_cast<std::uint32_t>(plan.fused.size());
-        s.exit = add_exit(plan, ExitKind::Layout, op.pc, "layout of fused group at pc " + std::to_string(op.pc));
         plan.fused_ops += g.last - g.first + 1;
-        plan.fused.push_back(std::move(fs));
-        plan.steps.push_back(s);
+        plan.steps.push_back(add_group(plan, std::move(fs), op.pc));
         i = g.last;
         continue;
       }

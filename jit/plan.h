@@ -87,19 +87,6 @@ struct RowStep {
   std::vector<vm::Pc> pcs;          // prologue ops then the row op
 };
 
-// A MatMul, Gemm or Conv whose epilogue applies the unary elementwise ops
-// that follow it (oneDNN post-ops), so its own result is never stored. The
-// absorbed ops read nothing else and each intermediate dies at the next op.
-struct ContractionStep {
-  vm::ContractionInfo info;
-  kernels::Epilogue epilogue;
-  std::vector<vm::Pc> epilogue_pcs;   // the absorbed ops, in order
-  vm::RegId output;                   // the last absorbed op's output register
-  // The output register is also one of the contraction's inputs (the
-  // allocator may reuse an input that dies there): written to scratch first.
-  bool output_aliases_input = false;
-};
-
 enum class StepKind : std::uint8_t { Fused, Kernel, Move, Branch, LoopNext, Row, Contraction };
 
 struct Step {
@@ -109,6 +96,24 @@ struct Step {
   std::uint32_t fused = 0;
   bool expect_true = false;   // Branch: the direction recorded
   std::uint32_t exit = 0;     // Fused/Branch: the exit taken when the step's check fails
+};
+
+// A MatMul, Gemm or Conv and the unary elementwise ops after it, which read
+// nothing else (each intermediate dies at the next op). Per call, either
+// one oneDNN call applies the ops as post-ops (its own result is never
+// stored), or the contraction runs alone and `separate`, a fused group of the
+// ops, follows: post-ops pay off only on results too large for the cache
+// (plan_contraction.h, prefer_epilogue), and oneDNN declines Relu and Clip
+// post-ops on results that could hold a NaN.
+struct ContractionStep {
+  vm::ContractionInfo info;
+  kernels::Epilogue epilogue;
+  std::vector<vm::Pc> epilogue_pcs;   // the absorbed ops, in order
+  vm::RegId output;                   // the last absorbed op's output register
+  // The output register is also one of the contraction's inputs (the
+  // allocator may reuse an input that dies there): written to scratch first.
+  bool output_aliases_input = false;
+  Step separate;                      // the fused group of the ops (kind Fused)
 };
 
 enum class ExitKind : std::uint8_t { EntryGuard, Branch, Layout };

@@ -26,9 +26,6 @@ std::optional<EpilogueStep> epilogue_step(const FusibleOp& f) {
       if (!(f.imm0 <= f.imm1)) return std::nullopt;
       return EpilogueStep{EpilogueOp::Clip, f.imm0, f.imm1};
     case EwOp::Abs: return EpilogueStep{EpilogueOp::Abs};
-    case EwOp::Sqrt: return EpilogueStep{EpilogueOp::Sqrt};
-    case EwOp::Tanh: return EpilogueStep{EpilogueOp::Tanh};
-    case EwOp::Sigmoid: return EpilogueStep{EpilogueOp::Sigmoid};
     default: return std::nullopt;
   }
 }
@@ -75,6 +72,42 @@ std::optional<ContractionMatch> match_contraction(const vm::Program& program, co
   return m;
 }
 
+namespace {
+
+// The result's element count from the operands' shapes (batch broadcasting
+// of MatMul ignored), or -1 for shapes the contraction will reject.
+std::int64_t result_elements(const ContractionStep& step, const Tensor& a, const Tensor& b) {
+  if (a.rank() < 1 || b.rank() < 1) return -1;
+  switch (step.info.kind) {
+    case vm::ContractionInfo::Kind::MatMul: {
+      const std::int64_t k = a.dim(a.rank() - 1);
+      return k > 0 ? a.numel() / k * (b.rank() >= 2 ? b.dim(b.rank() - 1) : 1) : -1;
+    }
+    case vm::ContractionInfo::Kind::Gemm:
+      if (a.rank() != 2 || b.rank() != 2) return -1;
+      return (step.info.gemm->trans_a ? a.dim(1) : a.dim(0)) * (step.info.gemm->trans_b ? b.dim(0) : b.dim(1));
+    case vm::ContractionInfo::Kind::Conv:
+      // [N, C, spatial...] in, [N, M, about the same spatial...] out.
+      if (a.rank() < 3 || a.dim(1) <= 0) return -1;
+      return a.numel() / a.dim(1) * b.dim(0);
+  }
+  return -1;
+}
+
+bool needs_operand_scan(const kernels::Epilogue& e) {
+  for (std::size_t i = 0; i < e.size; ++i)
+    if (e.steps[i].op == EpilogueOp::Relu || e.steps[i].op == EpilogueOp::Clip) return true;
+  return false;
+}
+
+}  // namespace
+
+bool prefer_epilogue(const ContractionStep& step, const Tensor& a, const Tensor& b) {
+  const std::int64_t result = result_elements(step, a, b);
+  if (result < kMinEpilogueElements) return false;
+  return !needs_operand_scan(step.epilogue) || a.numel() + b.numel() <= result;
+}
+
 std::string describe_contraction(const ContractionStep& step) {
   std::string s;
   switch (step.info.kind) {
@@ -89,7 +122,7 @@ std::string describe_contraction(const ContractionStep& step) {
     if (e.op == kernels::EpilogueOp::LeakyRelu) s += "(" + std::to_string(e.alpha) + ")";
     if (e.op == kernels::EpilogueOp::Clip) s += "(" + std::to_string(e.alpha) + ", " + std::to_string(e.beta) + ")";
   }
-  return s + " (oneDNN post-ops)";
+  return s + " (oneDNN post-ops on large results)";
 }
 
 }  // namespace canary::jit

@@ -33,7 +33,7 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
       const ContractionStep& c = plan.contractions[s.fused];
       os << "contraction pc " << s.pc << where << " with its epilogue at pcs";
       for (vm::Pc pc : c.epilogue_pcs) os << ' ' << pc;
-      os << ": " << describe_contraction(c);
+      os << ": " << describe_contraction(c) << ", else fused group " << c.separate.fused;
       break;
     }
     case StepKind::Move: os << "move pc " << s.pc; break;

@@ -33,7 +33,9 @@ namespace canary::kernels {
 // epilogue the kernels first check that the contraction cannot produce a NaN
 // (finite operands, a sum that cannot overflow) and return false otherwise.
 // Exp, Log, Softplus and GELU are not offered: oneDNN's versions give Inf for
-// NaN or err by far more than the reference kernels.
+// NaN or err by far more than the reference kernels. (The JIT plans only
+// Relu, LeakyRelu, Clip and Abs epilogues: the Tanh, Sigmoid and Sqrt
+// post-ops slow the contraction by more than a fused kernel after it costs.)
 enum class EpilogueOp : std::uint8_t {
   Relu,       // v < 0 ? 0 : v
   LeakyRelu,  // v < 0 ? alpha * v : v (alpha != 0)

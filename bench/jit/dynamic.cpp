@@ -18,7 +18,9 @@
 // hot_threshold and limits. The first pass of each model is the cold pass
 // (shown for the dynamic JIT model: it contains every compile); then R rounds
 // alternate dynamic JIT, fixed JIT, dynamic interpreter, fixed interpreter,
-// and the table shows median pass times. Counters: "compiles" is
+// and the table shows median pass times; a fifth model, "jit no-epi", is the
+// JIT with JitOptions::contraction_epilogues off (each Relu a fused kernel
+// after its Conv instead of a oneDNN post-op), on the dynamic stream. Counters: "compiles" is
 // Stats::jit.compiles, "guardF" Stats::jit.guard_failures, "deopts"
 // Stats::jit.deopts, "compiled" the share of calls that ran compiled code;
 // "dnnl new" counts oneDNN primitives created (primitive cache misses; the
@@ -151,12 +153,13 @@ struct Runner {
   }
 };
 
-// Options: one intra-op thread; the JIT on (synchronous) or off.
-canary::Options net_options(bool jit) {
+// Options: one intra-op thread; the JIT on (synchronous) or off, with or without contraction epilogues.
+canary::Options net_options(bool jit, bool epilogues = true) {
   canary::Options o;
   o.intra_op_threads = 1;
   o.jit.enabled = jit;
   o.jit.synchronous = true;
+  o.jit.contraction_epilogues = epilogues;
   return o;
 }
 
@@ -184,11 +187,13 @@ int main(int argc, char** argv) {
   const Stream fixed = make_stream(std::vector(static_cast<std::size_t>(args.calls), std::pair{fixed_n, fixed_t}),
                                    args.seed + 2);
   const canary::Runtime jit_rt(net_options(true)), interp_rt(net_options(false));
+  const canary::Runtime no_epilogue_rt(net_options(true, false));
   std::vector<Runner> runners;
-  runners.reserve(4);
+  runners.reserve(5);
   for (const auto& [name, tier, stream, rt] :
        {std::tuple{"dynamic", "jit", &dynamic, &jit_rt}, std::tuple{"fixed", "jit", &fixed, &jit_rt},
-        std::tuple{"dynamic", "interp", &dynamic, &interp_rt}, std::tuple{"fixed", "interp", &fixed, &interp_rt}}) {
+        std::tuple{"dynamic", "interp", &dynamic, &interp_rt}, std::tuple{"fixed", "interp", &fixed, &interp_rt},
+        std::tuple{"dynamic", "jit no-epi", &dynamic, &no_epilogue_rt}}) {
     canary::Model model = build_net(*rt);
     canary::Session session = model.session();
     runners.push_back(Runner{name, tier, stream, std::move(model), std::move(session), {}, 0, {}, {}, 0, 0});
@@ -214,5 +219,7 @@ int main(int argc, char** argv) {
   std::printf("jit    dynamic/fixed: %.2fx per pass, %.2fx per element (aim <= 1.2)\n", jd / jf, jd / jf * per_elem);
   std::printf("interp dynamic/fixed: %.2fx per pass, %.2fx per element\n", id / inf, id / inf * per_elem);
   std::printf("interp/jit: dynamic %.2fx, fixed %.2fx\n", id / jd, inf / jf);
+  std::printf("contraction epilogues: jit without / with on the dynamic stream %.2fx\n",
+              median(runners[4].pass_ms) / jd);
   return 0;
 }

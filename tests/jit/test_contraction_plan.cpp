@@ -34,8 +34,8 @@ TEST_CASE("contraction epilogues absorb the unary run after a MatMul; the rest s
           "[unit][jit][plan][epilogue]") {
   const Recorded r = record_matmul(R"(  m = MatMul(x, w)
   a = Relu(m)
-  t = Tanh(a)
-  y = Mul(t, t)
+  t = Abs(a)
+  y = Tanh(t)
 )");
   const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
   REQUIRE(plan.steps.size() == 2);
@@ -45,11 +45,18 @@ TEST_CASE("contraction epilogues absorb the unary run after a MatMul; the rest s
   CHECK(c.info.kind == vm::ContractionInfo::Kind::MatMul);
   REQUIRE(c.epilogue.size == 2);
   CHECK(c.epilogue.steps[0].op == kernels::EpilogueOp::Relu);
-  CHECK(c.epilogue.steps[1].op == kernels::EpilogueOp::Tanh);
+  CHECK(c.epilogue.steps[1].op == kernels::EpilogueOp::Abs);
   CHECK(c.epilogue_pcs.size() == 2);
-  CHECK(plan.fused.at(0).pcs.size() == 1);
+  // The separate group computes the same two ops; Tanh is a group of its own.
+  REQUIRE(plan.fused.size() == 2);
+  CHECK(c.separate.kind == StepKind::Fused);
+  CHECK(plan.fused.at(c.separate.fused).pcs == c.epilogue_pcs);
+  CHECK(plan.exits.at(c.separate.exit).pc == c.epilogue_pcs.front());
+  CHECK(plan.steps[0].exit == c.separate.exit);
+  CHECK(plan.fused.at(plan.steps[1].fused).pcs.size() == 1);
   CHECK(plan.fused_ops == 3);
-  CHECK(plan.describe(*r.program).find("matmul + relu + tanh (oneDNN post-ops)") != std::string::npos);
+  CHECK(plan.describe(*r.program).find("matmul + relu + abs (oneDNN post-ops on large results), else fused group") !=
+        std::string::npos);
 }
 
 TEST_CASE("contraction epilogues: a result needed after the epilogue is not absorbed",
@@ -66,20 +73,23 @@ TEST_CASE("contraction epilogues: a result needed after the epilogue is not abso
     CHECK(count_steps(plan, StepKind::Contraction) == 0);
   }
   SECTION("an intermediate of the epilogue read again") {
-    // Relu is absorbed; Tanh's input is also read by Add, so the epilogue stops at Relu.
-    const Recorded r = record_matmul("  m = MatMul(x, w)\n  a = Relu(m)\n  t = Tanh(a)\n  y = Add(t, a)\n");
+    // Relu is absorbed; Abs's input is also read by Add, so the epilogue stops at Relu.
+    const Recorded r = record_matmul("  m = MatMul(x, w)\n  a = Relu(m)\n  t = Abs(a)\n  y = Add(t, a)\n");
     const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
     REQUIRE(count_steps(plan, StepKind::Contraction) == 1);
     CHECK(plan.contractions[0].epilogue.size == 1);
-    CHECK(plan.fused.at(0).pcs.size() == 2);
+    CHECK(plan.fused.at(plan.steps[1].fused).pcs.size() == 2);
   }
 }
 
 TEST_CASE("contraction epilogues: only ops oneDNN computes as the reference does",
           "[unit][jit][plan][epilogue]") {
-  SECTION("Exp stays a fused group") {
-    const Recorded r = record_matmul("  m = MatMul(x, w)\n  y = Exp(m)\n");
-    CHECK(count_steps(plan_trace(*r.program, r.trace, {}, PlanOptions{}), StepKind::Contraction) == 0);
+  SECTION("Exp, Tanh, Sigmoid and Sqrt stay fused groups") {
+    for (const char* op : {"Exp", "Tanh", "Sigmoid", "Sqrt"}) {
+      INFO(op);
+      const Recorded r = record_matmul(std::string("  m = MatMul(x, w)\n  y = ") + op + "(m)\n");
+      CHECK(count_steps(plan_trace(*r.program, r.trace, {}, PlanOptions{}), StepKind::Contraction) == 0);
+    }
   }
   SECTION("Clip with crossing bounds stays a fused group") {
     const Recorded r = record_matmul(R"(  const lo: f32[] = [2]
@@ -89,14 +99,14 @@ TEST_CASE("contraction epilogues: only ops oneDNN computes as the reference does
 )");
     CHECK(count_steps(plan_trace(*r.program, r.trace, {}, PlanOptions{}), StepKind::Contraction) == 0);
   }
-  SECTION("Clip, LeakyRelu with slope 0 (a Relu), Sigmoid and Sqrt are absorbed; a fifth op is not") {
+  SECTION("Clip, LeakyRelu (slope 0 is a Relu) and Abs are absorbed; a fifth op is not") {
     const Recorded r = record_matmul(R"(  const lo: f32[] = [-1]
   const hi: f32[] = [1]
   m = MatMul(x, w)
   c = Clip(m, lo, hi)
   l = LeakyRelu(c) {alpha = 0.0}
-  s = Sigmoid(l)
-  q = Sqrt(s)
+  s = LeakyRelu(l) {alpha = 0.25}
+  q = Abs(s)
   y = Abs(q)
 )");
     const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
@@ -107,9 +117,10 @@ TEST_CASE("contraction epilogues: only ops oneDNN computes as the reference does
     CHECK(e.steps[0].alpha == -1.0f);
     CHECK(e.steps[0].beta == 1.0f);
     CHECK(e.steps[1].op == kernels::EpilogueOp::Relu);
-    CHECK(e.steps[2].op == kernels::EpilogueOp::Sigmoid);
-    CHECK(e.steps[3].op == kernels::EpilogueOp::Sqrt);
-    CHECK(count_steps(plan, StepKind::Fused) == 1);  // Abs
+    CHECK(e.steps[2].op == kernels::EpilogueOp::LeakyRelu);
+    CHECK(e.steps[2].alpha == 0.25f);
+    CHECK(e.steps[3].op == kernels::EpilogueOp::Abs);
+    CHECK(count_steps(plan, StepKind::Fused) == 1);  // the last Abs
   }
 }
 
@@ -139,7 +150,7 @@ graph main(x: f32[N, 3, 16], w: f32[8, 3, 3], g: f32[8, 4]) -> (y) {
   a = Relu(h)
   p = ReduceMean(a) {axes = [2], keepdims = 0}
   q = Gemm(p, g)
-  y = Sigmoid(q)
+  y = Abs(q)
 }
 )",
                             {Tensor::empty(DType::F32, {2, 3, 16}), Tensor::empty(DType::F32, {8, 3, 3}),

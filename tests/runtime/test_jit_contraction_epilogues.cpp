@@ -1,8 +1,9 @@
 // Contraction epilogues end to end: MatMul, Gemm and Conv with the unary ops
-// after them run as one oneDNN call in compiled code and agree with the
+// after them run as one oneDNN call in compiled code (on large results; on
+// small ones as the contraction then a fused group) and agree with the
 // interpreter; NaN and infinite inputs, where oneDNN's Relu and Clip would
-// lose a NaN, take the interpreter's kernels and give its values; with
-// oneDNN off or the option off the same values come out.
+// lose a NaN, take the separate group and give the interpreter's values;
+// with oneDNN off or the option off the same values come out.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -19,20 +20,26 @@ using namespace canary::test;
 
 namespace {
 
+// Conv + Relu, Gemm + LeakyRelu + Abs, MatMul + Clip; with T = 12000 every
+// result has 131072 elements or more, so the post-ops run (smaller calls
+// take the contraction and then the separate fused group).
 const char* kModel = R"(canary v1
-graph main(x: f32[N, 3, T], w: f32[8, 3, 5], b: f32[8], g: f32[8, 6], v: f32[6, 4]) -> (y, z) {
+graph main(x: f32[N, 3, T], w: f32[8, 3, 5], b: f32[8], g: f32[8, 6], gb: f32[6], v: f32[6, 16]) -> (y, z) {
   const two: f32[] = [2]
   const lo: f32[] = [-0.5]
   const hi: f32[] = [0.75]
+  const flat: i64[2] = [-1, 8]
   x2 = Mul(x, two)
   h = Conv(x2, w, b) {pads = [2, 2]}
   a = Relu(h)
-  p = ReduceMean(a) {axes = [2], keepdims = 0}
-  q = Gemm(p, g)
-  s = Sigmoid(q)
-  m = MatMul(s, v)
+  tr = Transpose(a) {perm = [0, 2, 1]}
+  r = Reshape(tr, flat)
+  q = Gemm(r, g, gb)
+  l = LeakyRelu(q) {alpha = 0.1}
+  k = Abs(l)
+  m = MatMul(k, v)
   c = Clip(m, lo, hi)
-  y = Tanh(c)
+  y = Mul(c, two)
   z = Mul(a, two)
 }
 )";
@@ -42,19 +49,26 @@ NamedTensors inputs(Tensor x, std::uint32_t seed) {
           {"w", random_tensor({8, 3, 5}, seed, -0.5f, 0.5f)},
           {"b", random_tensor({8}, seed + 1)},
           {"g", random_tensor({8, 6}, seed + 2)},
-          {"v", random_tensor({6, 4}, seed + 3)}};
+          {"gb", random_tensor({6}, seed + 3)},
+          {"v", random_tensor({6, 16}, seed + 4)}};
 }
 
-// NaN at the same elements, the same infinities, finite values within `tol` relative.
+// NaN at the same elements, the same infinities, finite values within `tol`
+// relative (to at least 1); reports the first few elements that differ.
 void check_same(const Tensor& got, const Tensor& want, double tol) {
   REQUIRE(got.shape() == want.shape());
+  int bad = 0;
   for (std::int64_t i = 0; i < want.numel(); ++i) {
     const double g = got.element_as_double(i), w = want.element_as_double(i);
-    INFO("element " << i << ": got " << g << ", want " << w);
-    REQUIRE(std::isnan(g) == std::isnan(w));
-    if (std::isinf(w)) CHECK(g == w);
-    else if (!std::isnan(w)) CHECK(std::abs(g - w) <= tol * std::max(1.0, std::abs(w)));
+    const bool same = std::isnan(w)   ? std::isnan(g)
+                      : std::isinf(w) ? g == w
+                                      : std::abs(g - w) <= tol * std::max(1.0, std::abs(w));
+    if (!same && bad++ < 5) {
+      INFO("element " << i << ": got " << g << ", want " << w);
+      CHECK(false);
+    }
   }
+  CHECK(bad == 0);
 }
 
 // Every variant's listing, joined.
@@ -74,7 +88,7 @@ TEST_CASE("jit: Conv, Gemm and MatMul epilogues run in oneDNN and match the inte
   auto s = model.session();
   auto p = plain_rt.load_text(kModel).session();
   std::uint32_t seed = 1;
-  for (auto [n, t] : std::vector<std::pair<std::int64_t, std::int64_t>>{{2, 70}, {2, 70}, {5, 130}, {1, 9}}) {
+  for (auto [n, t] : std::vector<std::pair<std::int64_t, std::int64_t>>{{2, 12000}, {2, 12000}, {5, 130}, {1, 9}}) {
     INFO("x f32[" << n << ", 3, " << t << "]");
     const NamedTensors in = inputs(random_tensor({n, 3, t}, seed), 40);
     ++seed;
@@ -85,13 +99,14 @@ TEST_CASE("jit: Conv, Gemm and MatMul epilogues run in oneDNN and match the inte
   }
   const std::string listing = listings(model);
   INFO(listing);
-  CHECK(listing.find("conv + relu (oneDNN post-ops)") != std::string::npos);
-  CHECK(listing.find("gemm + sigmoid (oneDNN post-ops)") != std::string::npos);
-  CHECK(listing.find("matmul + clip(-0.500000, 0.750000) + tanh (oneDNN post-ops)") != std::string::npos);
+  CHECK(listing.find("conv + relu (oneDNN post-ops on large results)") != std::string::npos);
+  CHECK(listing.find("gemm + leaky_relu(0.100000) + abs (oneDNN post-ops on large results)") != std::string::npos);
+  CHECK(listing.find("matmul + clip(-0.500000, 0.750000) (oneDNN post-ops on large results)") != std::string::npos);
   bool reported = false;
   for (const auto& a : model.jit_report().anchors)
     for (const auto& v : a.variants)
-      for (const auto& g : v.groups) reported = reported || g.expression == "conv + relu (oneDNN post-ops)";
+      for (const auto& g : v.groups)
+        reported = reported || g.expression == "conv + relu (oneDNN post-ops on large results)";
   CHECK(reported);
   CHECK(s.stats().jit.compiled_entries >= 1);
   CHECK(s.stats().jit.deopts == 0);
@@ -103,13 +118,13 @@ TEST_CASE("jit: NaN and Inf inputs give the interpreter's values through contrac
   auto model = rt.load_text(kModel);
   auto s = model.session();
   auto p = plain_rt.load_text(kModel).session();
-  s.run(inputs(random_tensor({2, 3, 40}, 3), 50));  // compiled on this call
+  s.run(inputs(random_tensor({2, 3, 12000}, 3), 50));  // compiled on this call
   const float inf = std::numeric_limits<float>::infinity();
   for (float special : {std::nanf(""), inf, -inf, 3e38f}) {
     INFO("special value " << special);
-    Tensor x = random_tensor({2, 3, 40}, 4);
+    Tensor x = random_tensor({2, 3, 12000}, 4);
     x.data<float>()[17] = special;
-    x.data<float>()[3 * 40 + 2] = special;
+    x.data<float>()[3 * 12000 + 2] = special;
     const NamedTensors in = inputs(x, 50);
     const auto got = s.run(in);
     const auto want = p.run(in);
@@ -134,17 +149,18 @@ TEST_CASE("jit: contraction epilogues off, or oneDNN off, give the same values",
   auto epilogues_off = off_model.session();
   auto kernels_only = ref_model.session();
   for (std::uint32_t seed = 1; seed <= 3; ++seed) {
-    const NamedTensors in = inputs(random_tensor({3, 3, 65}, seed), 60);
+    const NamedTensors in = inputs(random_tensor({3, 3, seed == 2 ? 65 : 9000}, seed), 60);
     const auto a = on.run(in);
     const auto b = epilogues_off.run(in);
     const auto c = kernels_only.run(in);
     check_same(a.at("y"), b.at("y"), 1e-5);
-    check_same(a.at("y"), c.at("y"), 1e-5);
-    check_same(a.at("z"), c.at("z"), 1e-5);
+    // The reference kernels sum in another order than oneDNN's.
+    check_same(a.at("y"), c.at("y"), 1e-4);
+    check_same(a.at("z"), c.at("z"), 1e-4);
   }
-  CHECK(listings(on_model).find("(oneDNN post-ops)") != std::string::npos);
-  CHECK(listings(off_model).find("(oneDNN post-ops)") == std::string::npos);
+  CHECK(listings(on_model).find("(oneDNN post-ops") != std::string::npos);
+  CHECK(listings(off_model).find("(oneDNN post-ops") == std::string::npos);
   // The oneDNN-less session still plans the epilogue; its driver runs the
   // interpreter's kernels for it.
-  CHECK(kernels_only.stats().jit.compiled_entries >= 2);
+  CHECK(kernels_only.stats().jit.compiled_entries >= 1);
 }

@@ -1,0 +1,152 @@
+// Contraction epilogues: a Conv, Gemm or MatMul followed by unary ops, with
+// the ops as oneDNN post-ops of the contraction (JitOptions::
+// contraction_epilogues on) against the same ops as a fused kernel after it
+// (off), and against the interpreter, measured side by side in one run.
+//
+//   OMP_NUM_THREADS=1 build/bench/canary_bench_jit_epilogue [--rounds R] [--target-ms T]
+//
+// Models:
+//   "conv+relu"  : Relu(Conv(x, w, b)), x f32[N, C, T], w [M, C, 5], pads 2
+//                  (the tiled channels-last path)
+//   "gemm+relu"  : Relu(Gemm(x, w, b)), x f32[N, K], w [K, M]
+//   "matmul+tanh": Tanh(MatMul(x, w)), x f32[N, K], w [K, M]
+// Each round times single calls of the three sessions in turn (epilogue,
+// separate kernel, interpreter; the order rotates call by call), about T ms
+// of each; figures are medians of all samples of R rounds, per call.
+// "planned" says the JIT planned the epilogue (with the option on only); the
+// driver still runs post-ops only on results of 2^17 elements or more (and
+// for Relu only when the operands are no larger than the result), so rows
+// outside that take the same path both ways. "max|diff|" compares the epilogue
+// session's output with the interpreter's.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/jit/timing.h"
+#include "canary/canary.h"
+
+namespace {
+
+using canary::DType;
+using canary::NamedTensors;
+using canary::Tensor;
+using canary::bench::median;
+using canary::bench::per_call_ms;
+
+using Args = canary::bench::RoundArgs;
+
+const char* kConvRelu = R"(canary v1
+graph main(x: f32[N, C, T], w: f32[M, C, 5], b: f32[M]) -> (y) {
+  h = Conv(x, w, b) {pads = [2, 2]}
+  y = Relu(h)
+}
+)";
+
+const char* kGemmRelu = R"(canary v1
+graph main(x: f32[N, K], w: f32[K, M], b: f32[M]) -> (y) {
+  h = Gemm(x, w, b)
+  y = Relu(h)
+}
+)";
+
+const char* kMatmulTanh = R"(canary v1
+graph main(x: f32[N, K], w: f32[K, M], b: f32[M]) -> (y) {
+  h = MatMul(x, w)
+  y = Tanh(h)
+}
+)";
+
+Tensor uniform(std::vector<std::int64_t> shape, unsigned seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return Tensor::from_vector<float>(v, std::span<const std::int64_t>(shape.data(), shape.size()));
+}
+
+canary::Options options(bool jit, bool epilogues) {
+  canary::Options o;
+  o.intra_op_threads = 1;
+  o.jit.enabled = jit;
+  o.jit.synchronous = true;
+  o.jit.hot_threshold = 1;
+  o.jit.contraction_epilogues = epilogues;
+  return o;
+}
+
+double max_diff(const Tensor& a, const Tensor& b) {
+  double worst = 0;
+  for (std::int64_t i = 0; i < a.numel(); ++i)
+    worst = std::max(worst, std::abs(a.element_as_double(i) - b.element_as_double(i)));
+  return worst;
+}
+
+// True when a session's model holds a variant whose listing names a post-op.
+bool uses_epilogue(const canary::Model& m) {
+  for (const auto& a : m.jit_report().anchors)
+    for (const auto& v : a.variants)
+      if (v.listing.find("(oneDNN post-ops") != std::string::npos) return true;
+  return false;
+}
+
+void run_row(const char* name, const char* text, const NamedTensors& in, const std::string& shape, const Args& args) {
+  canary::Runtime on_rt(options(true, true)), off_rt(options(true, false)), plain_rt(options(false, false));
+  canary::Model on_model = on_rt.load_text(text), off_model = off_rt.load_text(text);
+  canary::Session on = on_model.session(), off = off_model.session(), plain = plain_rt.load_text(text).session();
+  for (int i = 0; i < 3; ++i) {  // recorded, compiled, then run compiled
+    on.run(in);
+    off.run(in);
+  }
+  const double diff = max_diff(on.run(in).at("y"), plain.run(in).at("y"));
+  const int calls = std::max(1, canary::bench::calls_for(args.target_ms, [&] { plain.run(in); }));
+  std::vector<double> samples[3];
+  canary::Session* sessions[3] = {&on, &off, &plain};
+  for (int r = 0; r < args.rounds; ++r)
+    for (int c = 0; c < calls; ++c)
+      for (int k = 0; k < 3; ++k) {  // rotated, so no session always follows the same one
+        const int i = (c + k) % 3;
+        samples[i].push_back(per_call_ms(1, [&] { sessions[i]->run(in); }));
+      }
+  const double e = median(samples[0]), s = median(samples[1]), p = median(samples[2]);
+  std::printf("| %s | %s | %.4f | %.4f | %.4f | %.2f | %.2f | %.1e | %s |\n", name, shape.c_str(), e, s, p, s / e,
+              p / e, diff, uses_epilogue(on_model) && !uses_epilogue(off_model) ? "yes" : "NO");
+}
+
+void conv_row(std::int64_t n, std::int64_t c, std::int64_t m, std::int64_t t, const Args& args) {
+  const NamedTensors in{{"x", uniform({n, c, t}, 1, -1, 1)}, {"w", uniform({m, c, 5}, 2, -0.3f, 0.3f)},
+                        {"b", uniform({m}, 3, -0.1f, 0.1f)}};
+  run_row("conv+relu", kConvRelu, in,
+          "x [" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(t) + "], M " + std::to_string(m),
+          args);
+}
+
+void dense_row(const char* name, const char* text, std::int64_t n, std::int64_t k, std::int64_t m, const Args& args) {
+  const NamedTensors in{{"x", uniform({n, k}, 1, -1, 1)}, {"w", uniform({k, m}, 2, -0.3f, 0.3f)},
+                        {"b", uniform({m}, 3, -0.1f, 0.1f)}};
+  run_row(name, text, in, "[" + std::to_string(n) + ", " + std::to_string(k) + "] x [" + std::to_string(k) + ", " +
+                              std::to_string(m) + "]",
+          args);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  canary::bench::run_on_one_thread(argv);
+  const Args args = canary::bench::parse_round_args(argc, argv, {9, 20.0});
+  std::printf("| model | shape | epilogue ms | separate ms | interpreter ms | separate/epilogue | interp/epilogue | "
+              "max|diff| | planned |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  conv_row(8, 7, 32, 64, args);
+  conv_row(64, 7, 32, 256, args);
+  conv_row(64, 32, 32, 256, args);
+  dense_row("gemm+relu", kGemmRelu, 64, 32, 32, args);
+  dense_row("gemm+relu", kGemmRelu, 1024, 256, 256, args);
+  dense_row("matmul+tanh", kMatmulTanh, 64, 32, 32, args);
+  dense_row("matmul+tanh", kMatmulTanh, 1024, 256, 256, args);
+  return 0;
+}
