@@ -88,6 +88,7 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
     if (!check_guards(frame, run)) return run;
   }
   entries_.fetch_add(1, std::memory_order_relaxed);
+  mark_used(ctx.tick);
   // A bf16 candidate's kernel steps round MatMul/Gemm/Conv operands; the
   // interpreter, after any exit, runs in the model's precision again.
   // Both scopes exist only for variants that set them: the common entry
@@ -368,7 +369,9 @@ bool CompiledTrace::run_contraction(const Step& step, const vm::FrameView& frame
                             in.num_outputs};
   Tensor& out = cs.output_aliases_input ? scratch.contraction_outputs[step.fused] : frame.registers[cs.output.index];
   bool done = false;
-  if (kernels::onednn_enabled() && prefer_epilogue(cs, call.input(0), call.input(1))) {
+  const Tensor* bias = call.optional_input(2);
+  if (kernels::onednn_enabled() && call.input(0).defined() && call.input(1).defined() &&
+      prefer_epilogue(cs, call.input(0).shape(), call.input(1).shape(), bias && bias->defined() ? bias->numel() : 0)) {
     switch (cs.info.kind) {
       case vm::ContractionInfo::Kind::MatMul:
         done = kernels::onednn_matmul(call.input(0), call.input(1), out, cs.epilogue);

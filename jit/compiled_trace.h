@@ -28,6 +28,7 @@ struct RunContext {
   std::int64_t max_loop_iterations = 0;
   int threads = 1;                     // for large fused groups; 1: the calling thread only
   vm::TierTimers* timers = nullptr;    // the session's timers (Options::collect_timings), or none
+  std::uint64_t tick = 0;              // the model's use clock at this call (Engine::next_tick)
 };
 
 // The guard code's view of one register.
@@ -73,6 +74,10 @@ class CompiledTrace {
 
   // Counters, shared by all sessions.
   std::uint64_t entries() const { return entries_.load(std::memory_order_relaxed); }
+  // The model's use clock when a call last entered this variant (or it was
+  // installed): what eviction compares, so the variants traffic uses now stay.
+  std::uint64_t last_used() const { return last_used_.load(std::memory_order_relaxed); }
+  void mark_used(std::uint64_t tick) const { last_used_.store(tick, std::memory_order_relaxed); }
   std::uint64_t exit_count(std::uint32_t exit) const { return exit_counts_[exit].load(std::memory_order_relaxed); }
   void count_exit(std::uint32_t exit) const { exit_counts_[exit].fetch_add(1, std::memory_order_relaxed); }
   // Range canaries this variant's calls reported (so logging can thin them out).
@@ -104,6 +109,7 @@ class CompiledTrace {
   Code code_;
   double compile_ms_;
   mutable std::atomic<std::uint64_t> entries_{0};
+  mutable std::atomic<std::uint64_t> last_used_{0};
   std::unique_ptr<std::atomic<std::uint64_t>[]> exit_counts_;
   mutable std::atomic<std::uint64_t> range_canaries_{0};
 };

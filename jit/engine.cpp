@@ -73,6 +73,14 @@ bool subsumes(const CompiledTrace& candidate, const CompiledTrace& old) {
   return evaluate_guards(np.guards, headers.data(), symbols.data()) == 0;
 }
 
+// Eviction order: the least recently used variant goes first (the fewer
+// entries on a tie). Lifetime counts would make every fresh variant the
+// victim and keep one that traffic stopped using.
+bool evicts_before(const CompiledTrace& x, const CompiledTrace& y) {
+  if (x.last_used() != y.last_used()) return x.last_used() < y.last_used();
+  return x.entries() < y.entries();
+}
+
 // True when the plan computes something before the step at pc.
 bool work_before(const Plan& plan, vm::Pc pc) {
   for (const Step& s : plan.steps) {
@@ -361,6 +369,7 @@ std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tie
   po.range_canaries = options_.range_canaries;
   po.range_margin = options_.range_margin;
   po.contraction_epilogues = options_.contraction_epilogues;
+  po.epilogue_min_elements = options_.epilogue_min_elements;
   if (injected_fault()) {
     error = "injected fault (fault injection point 'compile')";
     return nullptr;
@@ -457,6 +466,7 @@ void Engine::note_compile_failure(Anchor& a, vm::AnchorId anchor, std::uint64_t 
 // Publishes a new variant list: the new trace first, minus variants it
 // subsumes or replaces, capped at max_variants_per_anchor.
 void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call) {
+  trace->mark_used(use_clock_.load(std::memory_order_relaxed));
   auto list = std::make_shared<VariantList>();
   list->push_back(trace);
   std::vector<std::pair<std::shared_ptr<const CompiledTrace>, std::string>> dropped;
@@ -467,8 +477,8 @@ void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std:
   }
   while (list->size() > static_cast<std::size_t>(std::max(1, options_.max_variants_per_anchor))) {
     auto least = std::min_element(list->begin() + 1, list->end(),
-                                  [](const auto& x, const auto& y) { return x->entries() < y->entries(); });
-    dropped.emplace_back(*least, "variant limit reached (least used)");
+                                  [](const auto& x, const auto& y) { return evicts_before(*x, *y); });
+    dropped.emplace_back(*least, "variant limit reached (least recently used)");
     list->erase(least);
   }
   a.replace_trace = 0;
@@ -504,7 +514,7 @@ void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std:
 }
 
 // Keeps the model within JitOptions::max_traces installed variants: while
-// over, the least used variant goes, never `keep` (the one just installed or
+// over, the least recently used variant goes, never `keep` (the one just installed or
 // chosen). A cost-model trial of an evicted trace is dropped with it. An
 // anchor that loses its last variant is not re-recorded (that would only
 // evict another): running sessions interpret its region, and a new session
@@ -519,7 +529,7 @@ void Engine::enforce_trace_limit(const CompiledTrace* keep, std::uint64_t call) 
     for (const auto& a : anchors_)
       for (std::size_t i = 0; i < a->list->size(); ++i) {
         if ((*a->list)[i].get() == keep) continue;
-        if (!owner || (*a->list)[i]->entries() < (*owner->list)[index]->entries()) {
+        if (!owner || evicts_before(*(*a->list)[i], *(*owner->list)[index])) {
           owner = a.get();
           index = i;
         }
@@ -539,7 +549,7 @@ void Engine::enforce_trace_limit(const CompiledTrace* keep, std::uint64_t call) 
     ev.anchor = owner->name;
     ev.trace = evicted->id();
     ev.message = "trace " + std::to_string(evicted->id()) + " removed: the model holds its limit of " +
-                 std::to_string(limit) + " compiled traces (JitOptions::max_traces, least used)";
+                 std::to_string(limit) + " compiled traces (JitOptions::max_traces, least recently used)";
     events_.add(std::move(ev));
   }
 }

@@ -111,6 +111,9 @@ class Engine {
   void fill_stats(JitStats& stats) const;
   EventLog& events() { return events_; }
   const EventLog& events() const { return events_; }
+  // Advances the model's use clock (once per call of any session) and returns
+  // the new time; variants entered in the call are stamped with it.
+  std::uint64_t next_tick() { return use_clock_.fetch_add(1, std::memory_order_relaxed) + 1; }
 
  private:
   struct Anchor;
@@ -159,6 +162,7 @@ class Engine {
   std::atomic<std::uint32_t> open_trials_{0};
   std::atomic<bool> any_decided_{false};
   std::atomic<std::uint64_t> monitor_calls_{0};
+  std::atomic<std::uint64_t> use_clock_{0};
   std::optional<x86::Isa> isa_;
   x86::CodeCache cache_;
   EventLog events_;

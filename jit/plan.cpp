@@ -281,7 +281,10 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
       FusedStep separate;
       const Group g{i + 1, contractions[i]->last};
       if (build_fused(program, trace, g, constants, live_after[g.last], options, separate)) {
-        add_contraction_step(plan, std::move(contractions[i]->step), std::move(separate), op.pc);
+        ContractionStep& c = contractions[i]->step;
+        c.min_elements = options.epilogue_min_elements > 0 ? options.epilogue_min_elements
+                                                           : default_epilogue_min_elements();
+        add_contraction_step(plan, std::move(c), std::move(separate), op.pc);
         i = g.last;
         continue;
       }

@@ -114,6 +114,7 @@ struct ContractionStep {
   // allocator may reuse an input that dies there): written to scratch first.
   bool output_aliases_input = false;
   Step separate;                      // the fused group of the ops (kind Fused)
+  std::int64_t min_elements = 0;      // smallest result that takes the post-ops
 };
 
 enum class ExitKind : std::uint8_t { EntryGuard, Branch, Layout };
@@ -172,6 +173,8 @@ struct PlanOptions {
   // Unary ops after a MatMul/Gemm/Conv become its oneDNN epilogue
   // (JitOptions::contraction_epilogues); off: they form fused groups.
   bool contraction_epilogues = true;
+  // Smallest result that takes the post-ops (JitOptions::epilogue_min_elements; 0: from the L2 size).
+  std::int64_t epilogue_min_elements = 0;
 };
 
 // Plans a trace. Never fails: ops it cannot fuse become kernel steps.

@@ -3,7 +3,15 @@
 #include "jit/plan_contraction.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
 #include <string>
+
+#include <unistd.h>
+
+#include "jit/plan_rows.h"
 
 namespace canary::jit {
 
@@ -20,7 +28,11 @@ std::optional<EpilogueStep> epilogue_step(const FusibleOp& f) {
     case EwOp::Relu: return EpilogueStep{EpilogueOp::Relu};
     case EwOp::LeakyRelu:
       // oneDNN's slope-0 Relu is a max with 0, which loses NaN differently; call it Relu.
-      return f.imm0 == 0.0f ? EpilogueStep{EpilogueOp::Relu} : EpilogueStep{EpilogueOp::LeakyRelu, f.imm0};
+      if (f.imm0 == 0.0f) return EpilogueStep{EpilogueOp::Relu};
+      // oneDNN computes v > 0 ? v : alpha * v; the reference v < 0 ? alpha * v : v.
+      // They agree on zeros of either sign only for a finite positive slope.
+      if (!(f.imm0 > 0.0f && std::isfinite(f.imm0))) return std::nullopt;
+      return EpilogueStep{EpilogueOp::LeakyRelu, f.imm0};
     case EwOp::Clip:
       // The reference sends everything to the upper bound when the bounds cross.
       if (!(f.imm0 <= f.imm1)) return std::nullopt;
@@ -67,6 +79,15 @@ std::optional<ContractionMatch> match_contraction(const vm::Program& program, co
     previous = &op;
   }
   if (m.step.epilogue.empty()) return std::nullopt;
+  // An op that would extend the chain's group, or a row op that would take it
+  // as its prologue: the pass over the result happens anyway.
+  const std::size_t next = m.last + 1;
+  if (next < trace.ops.size()) {
+    const TraceOp& after = trace.ops[next];
+    if (fusible_op(program, after, constants) && after.outputs[0].shape == previous->outputs[0].shape)
+      return std::nullopt;
+    if (is_row_candidate(program, trace, next)) return std::nullopt;
+  }
   m.step.output = previous->outputs[0].reg;
   for (const TraceValue& v : head.inputs) m.step.output_aliases_input |= v.reg == m.step.output;
   return m;
@@ -74,22 +95,53 @@ std::optional<ContractionMatch> match_contraction(const vm::Program& program, co
 
 namespace {
 
-// The result's element count from the operands' shapes (batch broadcasting
-// of MatMul ignored), or -1 for shapes the contraction will reject.
-std::int64_t result_elements(const ContractionStep& step, const Tensor& a, const Tensor& b) {
-  if (a.rank() < 1 || b.rank() < 1) return -1;
+using Dims = std::span<const std::int64_t>;
+
+// Product of dims, saturating at INT64_MAX; -1 for a negative dim.
+std::int64_t product(Dims dims) {
+  std::int64_t n = 1;
+  for (std::int64_t d : dims) {
+    if (d < 0) return -1;
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
+  }
+  return n;
+}
+
+// MatMul: broadcast batch dims, then M x N (a 1-D operand contributes no dim).
+std::int64_t matmul_result(Dims a, Dims b) {
+  const std::int64_t m = a.size() >= 2 ? a[a.size() - 2] : 1, n = b.size() >= 2 ? b[b.size() - 1] : 1;
+  const std::size_t ba = a.size() > 2 ? a.size() - 2 : 0, bb = b.size() > 2 ? b.size() - 2 : 0;
+  std::int64_t dims[2 + 2 * 8] = {m, n};
+  std::size_t count = 2;
+  for (std::size_t i = 0; i < std::max(ba, bb) && count < std::size(dims); ++i) {
+    const std::int64_t da = i < ba ? a[ba - 1 - i] : 1, db = i < bb ? b[bb - 1 - i] : 1;
+    dims[count++] = std::max(da, db);
+  }
+  return product(Dims(dims, count));
+}
+
+// Conv [N, C, spatial...] * [M, C/g, k...]: N x M x each spatial dim over its stride.
+std::int64_t conv_result(const kernels::ConvParams& p, Dims x, Dims w) {
+  if (x.size() < 3 || w.empty()) return -1;
+  std::int64_t dims[2 + 8] = {x[0], w[0]};
+  std::size_t count = 2;
+  for (std::size_t i = 2; i < x.size() && count < std::size(dims); ++i) {
+    const std::int64_t stride = i - 2 < p.strides.size() ? std::max<std::int64_t>(1, p.strides[i - 2]) : 1;
+    dims[count++] = (x[i] + stride - 1) / stride;
+  }
+  return product(Dims(dims, count));
+}
+
+// The result's element count from the operands' shapes (Conv's padding and
+// kernel extent ignored), or -1 for shapes the contraction will reject.
+std::int64_t result_elements(const ContractionStep& step, Dims a, Dims b) {
+  if (a.empty() || b.empty()) return -1;
   switch (step.info.kind) {
-    case vm::ContractionInfo::Kind::MatMul: {
-      const std::int64_t k = a.dim(a.rank() - 1);
-      return k > 0 ? a.numel() / k * (b.rank() >= 2 ? b.dim(b.rank() - 1) : 1) : -1;
-    }
+    case vm::ContractionInfo::Kind::MatMul: return matmul_result(a, b);
     case vm::ContractionInfo::Kind::Gemm:
-      if (a.rank() != 2 || b.rank() != 2) return -1;
-      return (step.info.gemm->trans_a ? a.dim(1) : a.dim(0)) * (step.info.gemm->trans_b ? b.dim(0) : b.dim(1));
-    case vm::ContractionInfo::Kind::Conv:
-      // [N, C, spatial...] in, [N, M, about the same spatial...] out.
-      if (a.rank() < 3 || a.dim(1) <= 0) return -1;
-      return a.numel() / a.dim(1) * b.dim(0);
+      if (a.size() != 2 || b.size() != 2) return -1;
+      return product(std::array{step.info.gemm->trans_a ? a[1] : a[0], step.info.gemm->trans_b ? b[0] : b[1]});
+    case vm::ContractionInfo::Kind::Conv: return conv_result(*step.info.conv, a, b);
   }
   return -1;
 }
@@ -102,10 +154,22 @@ bool needs_operand_scan(const kernels::Epilogue& e) {
 
 }  // namespace
 
-bool prefer_epilogue(const ContractionStep& step, const Tensor& a, const Tensor& b) {
+std::int64_t default_epilogue_min_elements() {
+  static const std::int64_t elements = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l2 <= 0) return std::int64_t{1} << 18;
+    return std::clamp<std::int64_t>(l2 / static_cast<long>(sizeof(float)), std::int64_t{1} << 15,
+                                    std::int64_t{1} << 23);
+  }();
+  return elements;
+}
+
+bool prefer_epilogue(const ContractionStep& step, Dims a, Dims b, std::int64_t extra) {
   const std::int64_t result = result_elements(step, a, b);
-  if (result < kMinEpilogueElements) return false;
-  return !needs_operand_scan(step.epilogue) || a.numel() + b.numel() <= result;
+  if (result < step.min_elements) return false;
+  if (!needs_operand_scan(step.epilogue)) return true;
+  const std::int64_t na = product(a), nb = product(b);
+  return na >= 0 && nb >= 0 && na <= result && nb <= result - na && extra <= result - na - nb;
 }
 
 std::string describe_contraction(const ContractionStep& step) {

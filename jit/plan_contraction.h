@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
 
 #include "jit/plan.h"
 #include "jit/plan_fusion.h"
@@ -19,7 +22,10 @@ namespace canary::jit {
 // than Canary's own fused kernels, bench/jit/epilogue.cpp), reads the
 // previous op's result and nothing else, and that result is dead afterwards
 // (its live range ends there, so no exit or later instruction needs it).
-// The caller plans `step.separate`.
+// Not matched either when the op after the chain would join the chain's
+// fused group or take it as a row kernel's prologue: the group then costs its
+// pass anyway, and post-ops would save nothing. The caller plans
+// `step.separate`.
 struct ContractionMatch {
   ContractionStep step;
   std::size_t last = 0;
@@ -27,19 +33,24 @@ struct ContractionMatch {
 std::optional<ContractionMatch> match_contraction(const vm::Program& program, const Trace& trace, std::size_t i,
                                                   const ScalarConstants& constants);
 
-// Results smaller than this many elements stay in cache between the
+// Results that fit in the core's L2 cache stay there between the
 // contraction and a separate fused kernel, whose pass then costs less than
-// the post-ops slow the contraction down (bench/jit/epilogue.cpp).
-inline constexpr std::int64_t kMinEpilogueElements = std::int64_t{1} << 17;
+// the post-ops slow the contraction down (bench/jit/epilogue.cpp): the
+// smallest result, in f32 elements, worth post-ops by default. From the L2
+// size the C library reports (sysconf), 2^18 when it reports none.
+std::int64_t default_epilogue_min_elements();
 
 // The per-call choice: true to run the epilogue as post-ops, false to run the
 // contraction alone and then the separate fused group. Post-ops when the
-// result (estimated from the operands a and b) has kMinEpilogueElements or
-// more, and for Relu or Clip, whose post-ops need every operand scanned for
-// non-finite values first, only when the operands are no larger than the result.
-bool prefer_epilogue(const ContractionStep& step, const Tensor& a, const Tensor& b);
+// result (its size computed from the operands' shapes a and b) has
+// step.min_elements or more, and for Relu or Clip, whose post-ops need
+// every operand scanned for non-finite values first, only when the operands
+// (a, b and `extra` elements of bias) are no larger than the result.
+bool prefer_epilogue(const ContractionStep& step, std::span<const std::int64_t> a, std::span<const std::int64_t> b,
+                     std::int64_t extra);
 
-// "conv + relu + clip(0, 6) (oneDNN post-ops)": what a listing shows of the step.
+// "conv + relu + clip(0.000000, 6.000000) (oneDNN post-ops on large results)":
+// what a listing shows of the step.
 std::string describe_contraction(const ContractionStep& step);
 
 }  // namespace canary::jit

@@ -10,6 +10,11 @@ SessionHooks::SessionHooks(std::shared_ptr<Engine> engine, std::int64_t max_loop
   ctx_.threads = threads <= 0 ? 1 : threads;
 }
 
+void SessionHooks::begin_call(std::uint64_t call) {
+  call_ = call;
+  ctx_.tick = engine_->next_tick();
+}
+
 std::uint64_t SessionHooks::hot_threshold() const { return std::max<std::uint64_t>(1, engine_->options().hot_threshold); }
 
 void SessionHooks::on_hot(const vm::Program&, vm::AnchorId anchor, const vm::ShapeProfile&) {

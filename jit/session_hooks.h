@@ -18,8 +18,9 @@ class SessionHooks final : public vm::JitHooks {
  public:
   SessionHooks(std::shared_ptr<Engine> engine, std::int64_t max_loop_iterations, int threads);
 
-  // The session's call number (1-based), stamped on events.
-  void begin_call(std::uint64_t call) { call_ = call; }
+  // The session's call number (1-based), stamped on events; also takes the
+  // model's use clock for this call.
+  void begin_call(std::uint64_t call);
   const JitStats& counters() const { return counters_; }
   // The cost model's ticket for this call (nullopt: none): at its anchor the
   // named candidate runs instead of the installed variants.

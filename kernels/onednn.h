@@ -31,7 +31,9 @@ namespace canary::kernels {
 // (tests/kernels/test_onednn_epilogue.cpp). oneDNN 2.6 turns NaN into 0 in
 // Relu and into the lower bound in Clip, so with either of those in an
 // epilogue the kernels first check that the contraction cannot produce a NaN
-// (finite operands, a sum that cannot overflow) and return false otherwise.
+// (finite operands no larger than 2^100, whose products summed before any
+// scale stay below 2^100) and return false otherwise. Signed zeros may come
+// out with the other sign (Relu of -0 gives +0, the reference keeps -0).
 // Exp, Log, Softplus and GELU are not offered: oneDNN's versions give Inf for
 // NaN or err by far more than the reference kernels. (The JIT plans only
 // Relu, LeakyRelu, Clip and Abs epilogues: the Tanh, Sigmoid and Sqrt

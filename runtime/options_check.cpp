@@ -66,6 +66,7 @@ void check_limit_options(const Options& o) {
   check_limit("max_graph_depth", o.max_graph_depth, 0, graph::kMaxImportDepthCeiling);
   check_limit("jit.max_traces", o.jit.max_traces, 1, 1 << 20);
   check_limit("jit.max_compile_queue", o.jit.max_compile_queue, 1, 1 << 20);
+  check_limit("jit.epilogue_min_elements", o.jit.epilogue_min_elements, 0, std::numeric_limits<std::int64_t>::max());
   // Negative or NaN would make every range empty (or exclude what was recorded).
   if (!(std::isfinite(o.jit.range_margin) && o.jit.range_margin >= 0))
     throw Error(ErrorKind::Input, "Options::jit.range_margin is " + std::to_string(o.jit.range_margin) +

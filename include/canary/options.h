@@ -35,11 +35,15 @@ struct JitOptions {
   // Loop traces carry no ranges (values carried across iterations grow).
   // range_margin must be finite and at least 0.
   bool range_canaries = false;
-  // Contraction epilogues: Relu, LeakyRelu, Clip, Abs, Sqrt, Tanh and
-  // Sigmoid right after a MatMul, Gemm or Conv in a compiled trace run
-  // inside the oneDNN call as post-ops, saving a pass over its result. Off:
-  // they run as a fused kernel of their own after the call.
+  // Contraction epilogues: Relu, LeakyRelu, Clip and Abs right after a
+  // MatMul, Gemm or Conv in a compiled trace run inside the oneDNN call as
+  // post-ops on results of epilogue_min_elements f32 elements or more, saving
+  // a pass over the result (smaller results stay in cache and take the fused
+  // kernel after the call, which is then cheaper). Off: always the fused
+  // kernel after the call. epilogue_min_elements 0: the core's L2 cache size
+  // in floats (as sysconf reports it; 2^18 when it reports none).
   bool contraction_epilogues = true;
+  std::int64_t epilogue_min_elements = 0;
   double range_margin = 0.5;
   // Per anchor: most variants installed at once, and most compiles ever
   // attempted before the anchor waits out a penalty (which grows with each
@@ -48,7 +52,7 @@ struct JitOptions {
   int max_compiles_per_anchor = 8;
   // Compiled traces installed at once in one model, all anchors together
   // (each anchor also keeps at most max_variants_per_anchor); installing one
-  // more evicts the model's least used variant (an evicted anchor's region is
+  // more evicts the model's least recently used variant (an evicted anchor's region is
   // then interpreted by the sessions already running).
   int max_traces = 256;
   // Traces waiting for the background compile thread, all anchors together.

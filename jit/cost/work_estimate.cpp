@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "jit/plan_contraction.h"
+
 namespace canary::jit::cost {
 
 namespace {
@@ -158,11 +160,23 @@ WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Progr
       const auto it = by_pc.find(step.pc);
       if (it != by_pc.end()) add_kernel_work(program, *it->second, w);
     } else if (step.kind == StepKind::Contraction && step.fused < plan.contractions.size()) {
-      // The contraction's operands move once; its epilogue only computes.
+      const ContractionStep& c = plan.contractions[step.fused];
       const auto it = by_pc.find(step.pc);
-      if (it != by_pc.end()) add_kernel_work(program, *it->second, w);
-      for (const TraceOp* op : ops_at(by_pc, plan.contractions[step.fused].epilogue_pcs))
-        if (const auto kind = op_kind(program, *op)) w.flops += op_flops(*kind, *op);
+      if (it == by_pc.end()) continue;
+      const TraceOp& head = *it->second;
+      add_kernel_work(program, head, w);
+      const std::vector<const TraceOp*> ops = ops_at(by_pc, c.epilogue_pcs);
+      const std::int64_t bias =
+          head.inputs.size() > 2 && head.inputs[2].defined ? static_cast<std::int64_t>(value_elements(head.inputs[2])) : 0;
+      if (head.inputs.size() >= 2 && prefer_epilogue(c, head.inputs[0].shape, head.inputs[1].shape, bias)) {
+        // Post-ops: the contraction's operands move once; its epilogue only computes.
+        for (const TraceOp* op : ops)
+          if (const auto kind = op_kind(program, *op)) w.flops += op_flops(*kind, *op);
+      } else if (c.separate.fused < plan.fused.size()) {
+        // The result is stored, then the separate group reads it.
+        const FusedStep& f = plan.fused[c.separate.fused];
+        add_group_work(program, ops, f.inputs, f.outputs, w);
+      }
     }
     // Move, Branch and LoopNext share buffers or test a flag: no work counted.
   }

@@ -82,14 +82,19 @@ std::optional<double> max_magnitude(const Tensor& t) {
 constexpr double kMaxBoundedResult = 0x1p100;
 constexpr std::int64_t kMaxBoundedTerms = std::int64_t{1} << 24;
 
+// The products are summed in f32 before any scale applies (oneDNN's output
+// scale comes after the accumulation), so the unscaled sum is bounded on its
+// own: a scale of 0 does not make an overflowing sum safe (Inf * 0 is NaN).
 bool result_stays_finite(const ContractionBound& b) {
   if (b.terms > kMaxBoundedTerms) return false;
   const std::optional<double> ma = max_magnitude(*b.a), mb = max_magnitude(*b.b);
   if (!ma || !mb || *ma > kMaxBoundedResult || *mb > kMaxBoundedResult) return false;
-  double bound = std::fabs(b.scale) * static_cast<double>(b.terms) * *ma * *mb;
+  const double sum = static_cast<double>(b.terms) * *ma * *mb;
+  if (sum > kMaxBoundedResult) return false;
+  double bound = std::fabs(b.scale) * sum;
   if (b.c) {
     const std::optional<double> mc = max_magnitude(*b.c);
-    if (!mc) return false;
+    if (!mc || *mc > kMaxBoundedResult) return false;
     bound += std::fabs(b.c_scale) * *mc;
   }
   return bound <= kMaxBoundedResult;

@@ -20,7 +20,8 @@ dnnl::primitive_attr epilogue_attributes(const Epilogue& epilogue);
 void push_epilogue(PrimitiveKey& key, const Epilogue& epilogue);
 
 // A contraction y = scale * sum over `terms` products of a and b elements
-// (+ c_scale * c when c is given), as the epilogue check sees it.
+// (+ c_scale * c when c is given), as the epilogue check sees it. The sum is
+// accumulated in f32 before the scale applies.
 struct ContractionBound {
   const Tensor* a = nullptr;
   const Tensor* b = nullptr;

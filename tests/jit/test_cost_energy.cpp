@@ -221,16 +221,33 @@ TEST_CASE("fused plans move only their groups' inputs and outputs", "[unit][cost
     // u, m, y.
     CHECK(w.bytes_materialised == 144.0);
   }
-  SECTION("Relu as the MatMul's epilogue") {
+  SECTION("Relu as the MatMul's epilogue, on a result too small for post-ops") {
     const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
     REQUIRE(plan.steps.size() == 2);
     REQUIRE(plan.steps[1].kind == StepKind::Contraction);
     const WorkEstimate w = estimate_work(plan, r.trace, *r.program);
-    // Group {Mul, Add, Tanh} 112; MatMul + Relu: u 48 + w 64 in, y 48 out.
-    CHECK(w.bytes_moved == 272.0);
+    // 12 result elements: the MatMul stores m and the separate group reads
+    // it, the same work as above.
+    CHECK(w.bytes_moved == 368.0);
     CHECK(w.flops == 144.0);
-    // u, y.
-    CHECK(w.bytes_materialised == 96.0);
+    CHECK(w.bytes_materialised == 144.0);
+  }
+  SECTION("Relu as post-ops of a MatMul with a large result") {
+    const Recorded big = record(R"(canary v1
+graph main(x: f32[N, 4], w: f32[4, 16]) -> (y) {
+  m = MatMul(x, w)
+  y = Relu(m)
+}
+)",
+                                {Tensor::empty(DType::F32, {32768, 4}), Tensor::empty(DType::F32, {4, 16})});
+    const Plan plan = plan_trace(*big.program, big.trace, {}, PlanOptions{});
+    REQUIRE(plan.steps.size() == 1);
+    REQUIRE(plan.steps[0].kind == StepKind::Contraction);
+    const WorkEstimate w = estimate_work(plan, big.trace, *big.program);
+    // x 512 KiB and w 256 B in, y 2 MiB out once; Relu computes in the post-op.
+    CHECK(w.bytes_moved == 524288.0 + 256.0 + 2097152.0);
+    CHECK(w.bytes_materialised == 2097152.0);
+    CHECK(w.flops == 2.0 * 524288.0 * 4.0 + 524288.0);
   }
 }
 

@@ -198,6 +198,20 @@ TEST_CASE("onednn epilogue: Relu and Clip decline results that could hold a NaN"
     k::matmul(a, b, want);
     check_against_chain(tanh, want, got);
   }
+  // Finite operands whose products sum past the float range: declined even
+  // when alpha is 0 (oneDNN scales after summing, and Inf * 0 is NaN).
+  {
+    const Tensor big_a = Tensor::from_vector(std::vector<float>(4 * 512, 1e18f), {4, 512});
+    const Tensor big_b = Tensor::from_vector(std::vector<float>(512 * 4, 1e18f), {512, 4});
+    Tensor y;
+    CHECK_FALSE(k::onednn_matmul(big_a, big_b, y, relu));
+    k::GemmParams zero_alpha;
+    zero_alpha.alpha = 0.0;
+    CHECK_FALSE(k::onednn_gemm(zero_alpha, big_a, big_b, nullptr, y, clip));
+    // A sum that stays far from the range is taken.
+    const Tensor small_b = Tensor::from_vector(std::vector<float>(512 * 4, 1e-18f), {512, 4});
+    REQUIRE(k::onednn_matmul(big_a, small_b, y, relu));
+  }
   // A Gemm bias (C) holding NaN is an operand like the others.
   const Tensor a = random_tensor(rng, {6, 8});
   Tensor c = random_tensor(rng, {4});

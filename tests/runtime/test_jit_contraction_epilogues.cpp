@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "jit_test_models.h"
+#include "kernels/onednn.h"
 
 using canary::DType;
 using canary::NamedTensors;
@@ -21,8 +22,9 @@ using namespace canary::test;
 namespace {
 
 // Conv + Relu, Gemm + LeakyRelu + Abs, MatMul + Clip; with T = 12000 every
-// result has 131072 elements or more, so the post-ops run (smaller calls
-// take the contraction and then the separate fused group).
+// result has 2^17 elements or more, the threshold these tests set, so the
+// post-ops run (smaller calls take the contraction and then the separate
+// fused group).
 const char* kModel = R"(canary v1
 graph main(x: f32[N, 3, T], w: f32[8, 3, 5], b: f32[8], g: f32[8, 6], gb: f32[6], v: f32[6, 16]) -> (y, z) {
   const two: f32[] = [2]
@@ -38,11 +40,17 @@ graph main(x: f32[N, 3, T], w: f32[8, 3, 5], b: f32[8], g: f32[8, 6], gb: f32[6]
   l = LeakyRelu(q) {alpha = 0.1}
   k = Abs(l)
   m = MatMul(k, v)
-  c = Clip(m, lo, hi)
-  y = Mul(c, two)
+  y = Clip(m, lo, hi)
   z = Mul(a, two)
 }
 )";
+
+// The JIT options of these tests: post-ops from 2^17 result elements.
+canary::Options epilogue_options() {
+  canary::Options o = jit_options(1);
+  o.jit.epilogue_min_elements = std::int64_t{1} << 17;
+  return o;
+}
 
 NamedTensors inputs(Tensor x, std::uint32_t seed) {
   return {{"x", std::move(x)},
@@ -83,10 +91,14 @@ std::string listings(const canary::Model& m) {
 
 TEST_CASE("jit: Conv, Gemm and MatMul epilogues run in oneDNN and match the interpreter",
           "[unit][jit][api][epilogue]") {
-  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  canary::Runtime rt(epilogue_options()), plain_rt(interpreter_options());
   auto model = rt.load_text(kModel);
   auto s = model.session();
   auto p = plain_rt.load_text(kModel).session();
+  // The interpreter's convolution (no post-ops) creates its tiled geometry
+  // first; the compiled Conv + Relu creates one more only if its post-ops ran.
+  p.run(inputs(random_tensor({2, 3, 12000}, 9), 40));
+  const std::uint64_t geometries = canary::kernels::onednn_cache_stats().tiled_conv_geometries;
   std::uint32_t seed = 1;
   for (auto [n, t] : std::vector<std::pair<std::int64_t, std::int64_t>>{{2, 12000}, {2, 12000}, {5, 130}, {1, 9}}) {
     INFO("x f32[" << n << ", 3, " << t << "]");
@@ -102,6 +114,7 @@ TEST_CASE("jit: Conv, Gemm and MatMul epilogues run in oneDNN and match the inte
   CHECK(listing.find("conv + relu (oneDNN post-ops on large results)") != std::string::npos);
   CHECK(listing.find("gemm + leaky_relu(0.100000) + abs (oneDNN post-ops on large results)") != std::string::npos);
   CHECK(listing.find("matmul + clip(-0.500000, 0.750000) (oneDNN post-ops on large results)") != std::string::npos);
+  CHECK(canary::kernels::onednn_cache_stats().tiled_conv_geometries == geometries + 1);
   bool reported = false;
   for (const auto& a : model.jit_report().anchors)
     for (const auto& v : a.variants)
@@ -114,7 +127,7 @@ TEST_CASE("jit: Conv, Gemm and MatMul epilogues run in oneDNN and match the inte
 
 TEST_CASE("jit: NaN and Inf inputs give the interpreter's values through contraction epilogues",
           "[unit][jit][api][epilogue]") {
-  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  canary::Runtime rt(epilogue_options()), plain_rt(interpreter_options());
   auto model = rt.load_text(kModel);
   auto s = model.session();
   auto p = plain_rt.load_text(kModel).session();
@@ -137,11 +150,11 @@ TEST_CASE("jit: NaN and Inf inputs give the interpreter's values through contrac
 
 TEST_CASE("jit: contraction epilogues off, or oneDNN off, give the same values",
           "[unit][jit][api][epilogue]") {
-  canary::Options off = jit_options(1);
+  canary::Options off = epilogue_options();
   off.jit.contraction_epilogues = false;
-  canary::Options no_onednn = jit_options(1);
+  canary::Options no_onednn = epilogue_options();
   no_onednn.use_onednn = false;
-  canary::Runtime on_rt(jit_options(1)), off_rt(off), reference_rt(no_onednn);
+  canary::Runtime on_rt(epilogue_options()), off_rt(off), reference_rt(no_onednn);
   auto on_model = on_rt.load_text(kModel);
   auto off_model = off_rt.load_text(kModel);
   auto ref_model = reference_rt.load_text(kModel);

@@ -120,3 +120,32 @@ graph main(x: f32[N, T], b: f32[T]) -> (s, mx, mean) {
     for (const auto& v : a.variants) has_row_kernel = has_row_kernel || v.listing.find("row kernel") != std::string::npos;
   CHECK(has_row_kernel);
 }
+
+TEST_CASE("jit: eviction keeps the variants traffic uses now, not the ones it used most",
+          "[unit][jit][api]") {
+  // Dims of size 1 stay exact: A, B and C are three sibling variants, and
+  // two fit. After a long run of A, traffic alternates B and C: evicting by
+  // lifetime use would keep A and make B and C evict each other at every
+  // switch; evicting the least recently used drops A once and keeps both.
+  canary::Options o = jit_options(1);
+  o.jit.max_variants_per_anchor = 2;
+  canary::Runtime rt(o);
+  auto model = elementwise_chain(rt);
+  auto s = model.session();
+  const std::vector<std::int64_t> a{5, 4}, b{1, 4}, c{5, 1};
+  const auto call = [&](const std::vector<std::int64_t>& shape) {
+    s.run({{"x", random_tensor(shape, 1)}, {"b", random_tensor({shape[1]}, 2)}});
+  };
+  for (int i = 0; i < 50; ++i) call(a);
+  for (int i = 0; i < 40; ++i) call(i % 2 ? c : b);
+  const std::uint64_t compiles = s.stats().jit.compiles;
+  const std::uint64_t entries = s.stats().jit.compiled_entries;
+  for (int i = 0; i < 40; ++i) call(i % 2 ? c : b);
+  CHECK(s.stats().jit.compiles == compiles);               // no more compiles once B and C are in
+  CHECK(s.stats().jit.compiled_entries == entries + 40);  // and every call runs one of them
+  CHECK(compiles <= 3);
+  bool a_evicted = false;
+  for (const canary::Event& e : events_of(model, canary::EventKind::Evicted))
+    a_evicted = a_evicted || e.message.find("least recently used") != std::string::npos;
+  CHECK(a_evicted);
+}

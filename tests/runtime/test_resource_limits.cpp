@@ -140,6 +140,9 @@ TEST_CASE("limits: Runtime rejects limits that cannot work, naming the option", 
   o = Options();
   o.max_loop_iterations = -5;
   CHECK_THAT(message(o), Catch::Contains("Options::max_loop_iterations is -5"));
+  o = Options();
+  o.jit.epilogue_min_elements = -1;
+  CHECK_THAT(message(o), Catch::Contains("Options::jit.epilogue_min_elements is -1"));
 }
 
 TEST_CASE("limits: Runtime::load refuses a model over max_graph_nodes or max_graph_depth", "[unit][limits]") {
