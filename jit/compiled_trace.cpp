@@ -108,8 +108,22 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
   if (scratch.row_outputs.size() != plan_.rows.size()) scratch.row_outputs.assign(plan_.rows.size(), {});
   if (scratch.contraction_outputs.size() != plan_.contractions.size())
     scratch.contraction_outputs.assign(plan_.contractions.size(), {});
-  for (;;) {
-    if (!run_steps(frame, local, scratch, run)) return run;
+  if (scratch.hoisted.size() != plan_.hoisted_outputs.size()) {
+    scratch.hoisted.resize(plan_.hoisted_outputs.size());
+    for (std::size_t i = 0; i < plan_.hoisted_outputs.size(); ++i)
+      scratch.hoisted[i].resize(plan_.hoisted_outputs[i].size());
+  }
+  // Saved hoisted results share buffers with registers: dropped when the run
+  // ends, so the interpreter's next writes reuse those buffers.
+  struct DropHoisted {
+    TraceScratch& s;
+    ~DropHoisted() {
+      for (auto& outputs : s.hoisted)
+        for (Tensor& t : outputs) t = Tensor();
+    }
+  } drop_hoisted{scratch};
+  for (bool first = true;; first = false) {
+    if (!run_steps(frame, local, scratch, run, first)) return run;
     if (!plan_.loops || !next_iteration(frame, local, run)) break;
   }
   if (run.outcome != TraceOutcome::Exited) {
@@ -159,46 +173,64 @@ vm::TierTimers::Bucket* CompiledTrace::timer_bucket(const Step& step, vm::TierTi
 }
 
 bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
-                              TraceRun& run) const {
+                              TraceRun& run, bool first) const {
   for (const Step& step : plan_.steps) {
-    try {
-      const vm::ScopedTierTimer timer(ctx.timers ? timer_bucket(step, *ctx.timers) : nullptr);
-      throw_if_kernel_fault(step.kind);
-      switch (step.kind) {
-        case StepKind::Fused:
-          if (!run_fused(step, frame, ctx, scratch, run)) return false;
-          break;
-        case StepKind::Row:
-          if (!run_row(step, frame, ctx, scratch, run)) return false;
-          break;
-        case StepKind::Kernel: run_kernel(step, frame); break;
-        case StepKind::Contraction:
-          if (!run_contraction(step, frame, ctx, scratch, run)) return false;
-          break;
-        case StepKind::Move: run_move(step, frame, scratch); break;
-        case StepKind::LoopNext: ++frame.loops[plan_.loop_slot].iteration; break;
-        case StepKind::Branch: {
-          const vm::RegId cond = program_->inputs_of(program_->at(step.pc))[0];
-          const std::optional<bool> value = read_condition(frame.registers[cond.index]);
-          if (!value || *value != step.expect_true) {
-            run.outcome = TraceOutcome::Exited;
-            // A malformed condition is an error the interpreter reports, not a flip.
-            run.exit = value ? step.exit : static_cast<std::uint32_t>(plan_.exits.size());
-            run.resume_pc = step.pc;
-            return false;
-          }
-          break;
-        }
-      }
-    } catch (const std::exception&) {
-      // Kernel errors (bad shapes, allocation limits, injected faults) are
-      // re-raised by the interpreter at the same instruction, with its node
-      // in the message, or do not recur there and the call goes on.
-      run.outcome = TraceOutcome::Exited;
-      run.exit = static_cast<std::uint32_t>(plan_.exits.size());  // "kernel error" pseudo-exit
-      run.resume_pc = step.pc;
-      return false;
+    if (!step.hoisted) {
+      if (!run_step(step, frame, ctx, scratch, run)) return false;
+      continue;
     }
+    const std::vector<vm::RegId>& outputs = plan_.hoisted_outputs[step.hoist];
+    std::vector<Tensor>& saved = scratch.hoisted[step.hoist];
+    if (first) {
+      if (!run_step(step, frame, ctx, scratch, run)) return false;
+      for (std::size_t i = 0; i < outputs.size(); ++i) saved[i] = frame.registers[outputs[i].index];
+    } else {
+      for (std::size_t i = 0; i < outputs.size(); ++i) frame.registers[outputs[i].index] = saved[i];
+    }
+  }
+  return true;
+}
+
+// Runs one step; false after taking a side exit (run says where).
+bool CompiledTrace::run_step(const Step& step, const vm::FrameView& frame, const RunContext& ctx,
+                             TraceScratch& scratch, TraceRun& run) const {
+  try {
+    const vm::ScopedTierTimer timer(ctx.timers ? timer_bucket(step, *ctx.timers) : nullptr);
+    throw_if_kernel_fault(step.kind);
+    switch (step.kind) {
+      case StepKind::Fused:
+        if (!run_fused(step, frame, ctx, scratch, run)) return false;
+        break;
+      case StepKind::Row:
+        if (!run_row(step, frame, ctx, scratch, run)) return false;
+        break;
+      case StepKind::Kernel: run_kernel(step, frame); break;
+      case StepKind::Contraction:
+        if (!run_contraction(step, frame, ctx, scratch, run)) return false;
+        break;
+      case StepKind::Move: run_move(step, frame, scratch); break;
+      case StepKind::LoopNext: ++frame.loops[plan_.loop_slot].iteration; break;
+      case StepKind::Branch: {
+        const vm::RegId cond = program_->inputs_of(program_->at(step.pc))[0];
+        const std::optional<bool> value = read_condition(frame.registers[cond.index]);
+        if (!value || *value != step.expect_true) {
+          run.outcome = TraceOutcome::Exited;
+          // A malformed condition is an error the interpreter reports, not a flip.
+          run.exit = value ? step.exit : static_cast<std::uint32_t>(plan_.exits.size());
+          run.resume_pc = step.pc;
+          return false;
+        }
+        break;
+      }
+    }
+  } catch (const std::exception&) {
+    // Kernel errors (bad shapes, allocation limits, injected faults) are
+    // re-raised by the interpreter at the same instruction, with its node
+    // in the message, or do not recur there and the call goes on.
+    run.outcome = TraceOutcome::Exited;
+    run.exit = static_cast<std::uint32_t>(plan_.exits.size());  // "kernel error" pseudo-exit
+    run.resume_pc = step.pc;
+    return false;
   }
   return true;
 }

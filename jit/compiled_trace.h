@@ -22,6 +22,9 @@ struct TraceScratch {
   std::vector<Tensor> moves;                       // parallel moves go through here
   std::vector<Tensor> row_outputs;                 // [row step], for outputs that alias an input
   std::vector<Tensor> contraction_outputs;         // [contraction step], likewise
+  // [hoisted step][output]: results of a loop trace's hoisted steps, saved on
+  // the run's first iteration (sharing the buffers) and dropped when it ends.
+  std::vector<std::vector<Tensor>> hoisted;
 };
 
 struct RunContext {
@@ -87,7 +90,11 @@ class CompiledTrace {
   // Returns false (with the exit in run) when a guard fails.
   bool check_guards(const vm::FrameView& frame, TraceRun& run) const;
   // Runs the steps once; returns false after taking a side exit.
-  bool run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch, TraceRun& run) const;
+  // first: the run's first iteration (hoisted steps compute; later they restore).
+  bool run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch, TraceRun& run,
+                 bool first) const;
+  bool run_step(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
+                TraceRun& run) const;
   vm::TierTimers::Bucket* timer_bucket(const Step& step, vm::TierTimers& timers) const;
   bool run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                  TraceRun& run) const;

@@ -370,6 +370,7 @@ std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tie
   po.range_margin = options_.range_margin;
   po.contraction_epilogues = options_.contraction_epilogues;
   po.epilogue_min_elements = options_.epilogue_min_elements;
+  po.hoist_invariants = options_.hoist_loop_invariants;
   if (injected_fault()) {
     error = "injected fault (fault injection point 'compile')";
     return nullptr;

@@ -15,6 +15,7 @@
 #include "jit/plan_contraction.h"
 #include "jit/plan_fusion.h"
 #include "jit/plan_guards.h"
+#include "jit/plan_hoisting.h"
 #include "jit/plan_rows.h"
 
 namespace canary::jit {
@@ -327,6 +328,7 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
                         "branch at pc " + std::to_string(op.pc) + (op.condition ? " taken" : " not taken"));
     plan.steps.push_back(s);
   }
+  if (options.hoist_invariants) hoist_loop_invariants(program, trace, plan);
   return plan;
 }
 

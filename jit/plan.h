@@ -96,6 +96,11 @@ struct Step {
   std::uint32_t fused = 0;
   bool expect_true = false;   // Branch: the direction recorded
   std::uint32_t exit = 0;     // Fused/Branch: the exit taken when the step's check fails
+  // Loop traces: the step reads only loop invariants, so it runs on the first
+  // iteration of each trace run; later ones put its saved results back
+  // (Plan::hoisted_outputs[hoist] are the registers).
+  bool hoisted = false;
+  std::uint32_t hoist = 0;
 };
 
 // A MatMul, Gemm or Conv and the unary elementwise ops after it, which read
@@ -143,6 +148,7 @@ struct Plan {
   std::vector<RowStep> rows;
   std::vector<ContractionStep> contractions;
   std::vector<ExitRecord> exits;        // exits[i] for guard i come first
+  std::vector<std::vector<vm::RegId>> hoisted_outputs;  // per hoisted step (Step::hoist)
   // Symbolic dims: symbol slot -> the entry dims it stands for.
   std::vector<std::vector<DimRef>> symbols;
   bool loops = false;                   // iterate the steps (loop trace)
@@ -175,6 +181,8 @@ struct PlanOptions {
   bool contraction_epilogues = true;
   // Smallest result that takes the post-ops (JitOptions::epilogue_min_elements; 0: from the L2 size).
   std::int64_t epilogue_min_elements = 0;
+  // Loop traces run loop-invariant steps once per trace run (JitOptions::hoist_loop_invariants).
+  bool hoist_invariants = true;
 };
 
 // Plans a trace. Never fails: ops it cannot fuse become kernel steps.

@@ -40,6 +40,7 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
     case StepKind::Branch: os << "branch pc " << s.pc << " expects " << (s.expect_true ? "true" : "false"); break;
     case StepKind::LoopNext: os << "loop next pc " << s.pc; break;
   }
+  if (s.hoisted) os << " [hoisted: first iteration only]";
   return os.str();
 }
 

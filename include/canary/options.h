@@ -44,6 +44,11 @@ struct JitOptions {
   // in floats (as sysconf reports it; 2^18 when it reports none).
   bool contraction_epilogues = true;
   std::int64_t epilogue_min_elements = 0;
+  // Loop traces compute the steps that read only loop invariants (model
+  // constants, values from outside the loop) on the first iteration of each
+  // run and reuse their results on the next iterations, e.g. a weight
+  // Transpose or a sum of two bias constants inside an exported LSTM loop.
+  bool hoist_loop_invariants = true;
   double range_margin = 0.5;
   // Per anchor: most variants installed at once, and most compiles ever
   // attempted before the anchor waits out a penalty (which grows with each

@@ -1,0 +1,128 @@
+// Loop-invariant hoisting (see plan_hoisting.h). A register is invariant
+// when no instruction of the loop body, taken or not in the trace, writes it
+// (a Move that steals from it counts as a write) and the loop header does not
+// produce it; a step is hoisted when everything it reads is invariant or the
+// result of a hoisted step. Its results need not keep their registers: the
+// driver saves them on the first iteration and puts the saved handles back
+// at the step on later ones, so the allocator may reuse those registers for
+// other values in the body.
+#include "jit/plan_hoisting.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace canary::jit {
+
+namespace {
+
+using RegSet = std::unordered_set<std::uint32_t>;
+
+void add_valid(std::vector<vm::RegId>& out, std::span<const vm::RegId> regs) {
+  for (vm::RegId r : regs)
+    if (r.valid()) out.push_back(r);
+}
+
+// Registers written anywhere in [first, last] of the program, and by the loop header.
+RegSet written_in_body(const vm::Program& program, vm::Pc header, vm::Pc first, vm::Pc last) {
+  RegSet written;
+  for (vm::RegId r : program.outputs_of(program.at(header)))
+    if (r.valid()) written.insert(r.index);
+  for (vm::Pc pc = first; pc <= last && pc < program.instruction_count(); ++pc) {
+    const vm::Instruction& in = program.at(pc);
+    for (vm::RegId r : program.outputs_of(in))
+      if (r.valid()) written.insert(r.index);
+    if (in.op == vm::Opcode::Move) {
+      const auto& mp = static_cast<const vm::MoveParams&>(*in.params);
+      const std::span<const vm::RegId> srcs = program.inputs_of(in);
+      for (std::size_t i = 0; i < srcs.size(); ++i)
+        if (mp.steal[i] && srcs[i].valid()) written.insert(srcs[i].index);
+    }
+  }
+  return written;
+}
+
+// Removes from `set` every register the instruction at pc writes (a stealing
+// Move's sources included).
+void erase_writes(const vm::Program& program, vm::Pc pc, RegSet& set) {
+  const vm::Instruction& in = program.at(pc);
+  for (vm::RegId r : program.outputs_of(in))
+    if (r.valid()) set.erase(r.index);
+  if (in.op != vm::Opcode::Move) return;
+  const auto& mp = static_cast<const vm::MoveParams&>(*in.params);
+  const std::span<const vm::RegId> srcs = program.inputs_of(in);
+  for (std::size_t i = 0; i < srcs.size(); ++i)
+    if (mp.steal[i] && srcs[i].valid()) set.erase(srcs[i].index);
+}
+
+bool computes(StepKind kind) {
+  return kind == StepKind::Kernel || kind == StepKind::Fused || kind == StepKind::Row ||
+         kind == StepKind::Contraction;
+}
+
+}  // namespace
+
+StepRegisters step_registers(const vm::Program& program, const Plan& plan, const Step& step) {
+  StepRegisters r;
+  switch (step.kind) {
+    case StepKind::Fused: {
+      const FusedStep& f = plan.fused[step.fused];
+      r.inputs = f.inputs;
+      r.outputs = f.outputs;
+      r.pcs = f.pcs;
+      break;
+    }
+    case StepKind::Row: {
+      const RowStep& row = plan.rows[step.fused];
+      r.inputs = row.inputs;
+      for (vm::RegId x : {row.scale, row.bias})
+        if (x.valid()) r.inputs.push_back(x);
+      r.outputs = {row.output};
+      r.pcs = row.pcs;
+      break;
+    }
+    case StepKind::Contraction: {
+      const ContractionStep& c = plan.contractions[step.fused];
+      add_valid(r.inputs, program.inputs_of(program.at(step.pc)));
+      r.outputs = {c.output};
+      r.pcs = {step.pc};
+      r.pcs.insert(r.pcs.end(), c.epilogue_pcs.begin(), c.epilogue_pcs.end());
+      break;
+    }
+    default: {
+      const vm::Instruction& in = program.at(step.pc);
+      add_valid(r.inputs, program.inputs_of(in));
+      add_valid(r.outputs, program.outputs_of(in));
+      r.pcs = {step.pc};
+      break;
+    }
+  }
+  return r;
+}
+
+std::size_t hoist_loop_invariants(const vm::Program& program, const Trace& trace, Plan& plan) {
+  if (!plan.loops || trace.ops.empty()) return 0;
+  const RegSet written = written_in_body(program, trace.anchor_pc, trace.start_pc, trace.ops.back().pc);
+  // Registers holding a hoisted result at this point of the body: from its
+  // step until another step writes the register (the allocator reuses them).
+  RegSet hoisted_results;
+  std::size_t count = 0;
+  for (Step& step : plan.steps) {
+    const StepRegisters regs = step_registers(program, plan, step);
+    const bool invariant = computes(step.kind) && !regs.outputs.empty() &&
+                           std::all_of(regs.inputs.begin(), regs.inputs.end(), [&](vm::RegId r) {
+                             return !written.count(r.index) || hoisted_results.count(r.index);
+                           });
+    if (!invariant) {
+      for (vm::Pc pc : regs.pcs) erase_writes(program, pc, hoisted_results);
+      continue;
+    }
+    step.hoisted = true;
+    step.hoist = static_cast<std::uint32_t>(plan.hoisted_outputs.size());
+    plan.hoisted_outputs.push_back(regs.outputs);
+    ++count;
+    for (vm::RegId r : regs.outputs) hoisted_results.insert(r.index);
+  }
+  return count;
+}
+
+}  // namespace canary::jit

@@ -1,0 +1,23 @@
+// Loop-invariant hoisting for loop traces: steps whose inputs no instruction
+// of the loop body writes (model constants, values captured from outside the
+// loop, results of other hoisted steps) run on the first iteration of each
+// trace run only; later iterations put their saved results back in place.
+#pragma once
+
+#include "jit/plan.h"
+
+namespace canary::jit {
+
+// Marks the hoistable compute steps (kernel calls, fused groups, row kernels,
+// contractions) of a loop plan with Step::hoisted; returns how many. Does
+// nothing for a plan that does not loop.
+std::size_t hoist_loop_invariants(const vm::Program& program, const Trace& trace, Plan& plan);
+
+// The registers a step reads and writes, for the hoisting pass and the driver.
+struct StepRegisters {
+  std::vector<vm::RegId> inputs, outputs;
+  std::vector<vm::Pc> pcs;  // the instructions the step covers
+};
+StepRegisters step_registers(const vm::Program& program, const Plan& plan, const Step& step);
+
+}  // namespace canary::jit
