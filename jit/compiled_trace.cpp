@@ -110,16 +110,20 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
     scratch.contraction_outputs.assign(plan_.contractions.size(), {});
   if (scratch.hoisted.size() != plan_.hoisted_outputs.size()) {
     scratch.hoisted.resize(plan_.hoisted_outputs.size());
-    for (std::size_t i = 0; i < plan_.hoisted_outputs.size(); ++i)
+    scratch.parked.resize(plan_.hoisted_outputs.size());
+    for (std::size_t i = 0; i < plan_.hoisted_outputs.size(); ++i) {
       scratch.hoisted[i].resize(plan_.hoisted_outputs[i].size());
+      scratch.parked[i].resize(plan_.hoisted_outputs[i].size());
+    }
   }
   // Saved hoisted results share buffers with registers: dropped when the run
   // ends, so the interpreter's next writes reuse those buffers.
   struct DropHoisted {
     TraceScratch& s;
     ~DropHoisted() {
-      for (auto& outputs : s.hoisted)
-        for (Tensor& t : outputs) t = Tensor();
+      for (auto* slots : {&s.hoisted, &s.parked})
+        for (auto& outputs : *slots)
+          for (Tensor& t : outputs) t = Tensor();
     }
   } drop_hoisted{scratch};
   for (bool first = true;; first = false) {
@@ -174,7 +178,15 @@ vm::TierTimers::Bucket* CompiledTrace::timer_bucket(const Step& step, vm::TierTi
 
 bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                               TraceRun& run, bool first) const {
-  for (const Step& step : plan_.steps) {
+  std::size_t unpark = 0;
+  for (std::uint32_t index = 0; index < plan_.steps.size(); ++index) {
+    const Step& step = plan_.steps[index];
+    for (; unpark < plan_.unparks.size() && plan_.unparks[unpark].step == index; ++unpark) {
+      const Plan::Unpark& u = plan_.unparks[unpark];
+      Tensor& parked = scratch.parked[u.hoist][u.output];
+      if (!first && parked.defined())
+        frame.registers[plan_.hoisted_outputs[u.hoist][u.output].index] = std::move(parked);
+    }
     if (!step.hoisted) {
       if (!run_step(step, frame, ctx, scratch, run)) return false;
       continue;
@@ -185,7 +197,13 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
       if (!run_step(step, frame, ctx, scratch, run)) return false;
       for (std::size_t i = 0; i < outputs.size(); ++i) saved[i] = frame.registers[outputs[i].index];
     } else {
-      for (std::size_t i = 0; i < outputs.size(); ++i) frame.registers[outputs[i].index] = saved[i];
+      // The register's buffer (the value a later step left there) is parked
+      // for that step; the saved result takes its place.
+      for (std::size_t i = 0; i < outputs.size(); ++i) {
+        Tensor& reg = frame.registers[outputs[i].index];
+        scratch.parked[step.hoist][i] = std::move(reg);
+        reg = saved[i];
+      }
     }
   }
   return true;

@@ -25,6 +25,9 @@ struct TraceScratch {
   // [hoisted step][output]: results of a loop trace's hoisted steps, saved on
   // the run's first iteration (sharing the buffers) and dropped when it ends.
   std::vector<std::vector<Tensor>> hoisted;
+  // [hoisted step][output]: the buffer a restore took out of the register,
+  // handed back before the step that next writes the register (Plan::unparks).
+  std::vector<std::vector<Tensor>> parked;
 };
 
 struct RunContext {
@@ -80,7 +83,13 @@ class CompiledTrace {
   // The model's use clock when a call last entered this variant (or it was
   // installed): what eviction compares, so the variants traffic uses now stay.
   std::uint64_t last_used() const { return last_used_.load(std::memory_order_relaxed); }
-  void mark_used(std::uint64_t tick) const { last_used_.store(tick, std::memory_order_relaxed); }
+  // Raises the stamp to `tick` (never lowers it: a long call that began
+  // earlier must not make a variant look idle that others use now).
+  void mark_used(std::uint64_t tick) const {
+    std::uint64_t seen = last_used_.load(std::memory_order_relaxed);
+    while (seen < tick && !last_used_.compare_exchange_weak(seen, tick, std::memory_order_relaxed)) {
+    }
+  }
   std::uint64_t exit_count(std::uint32_t exit) const { return exit_counts_[exit].load(std::memory_order_relaxed); }
   void count_exit(std::uint32_t exit) const { exit_counts_[exit].fetch_add(1, std::memory_order_relaxed); }
   // Range canaries this variant's calls reported (so logging can thin them out).

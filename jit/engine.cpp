@@ -77,7 +77,8 @@ bool subsumes(const CompiledTrace& candidate, const CompiledTrace& old) {
 // entries on a tie). Lifetime counts would make every fresh variant the
 // victim and keep one that traffic stopped using.
 bool evicts_before(const CompiledTrace& x, const CompiledTrace& y) {
-  if (x.last_used() != y.last_used()) return x.last_used() < y.last_used();
+  const std::uint64_t ux = x.last_used(), uy = y.last_used();
+  if (ux != uy) return ux < uy;
   return x.entries() < y.entries();
 }
 
@@ -500,7 +501,10 @@ void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std:
   e.decision = std::string(tier_name(p.tier)) + ", " + (p.math == MathMode::Fast ? "fast" : "exact") + " math";
   e.message = "trace " + std::to_string(trace->id()) + " compiled (" + e.decision + "): " +
               std::to_string(p.steps.size()) + " steps, " + std::to_string(p.fused.size()) + " fused groups covering " +
-              std::to_string(p.fused_ops) + " ops, " + std::to_string(p.guards.guards.size()) + " guards, " +
+              std::to_string(p.fused_ops) + " ops, " +
+              (p.hoisted_outputs.empty() ? std::string()
+                                         : std::to_string(p.hoisted_outputs.size()) + " loop-invariant steps hoisted, ") +
+              std::to_string(p.guards.guards.size()) + " guards, " +
               std::to_string(trace->code_bytes()) + " bytes in " + std::to_string(trace->compile_ms()) + " ms";
   events_.add(std::move(e));
   for (const auto& [old, why] : dropped) {

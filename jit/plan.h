@@ -149,6 +149,16 @@ struct Plan {
   std::vector<ContractionStep> contractions;
   std::vector<ExitRecord> exits;        // exits[i] for guard i come first
   std::vector<std::vector<vm::RegId>> hoisted_outputs;  // per hoisted step (Step::hoist)
+  // A hoisted result's register that a later step of the body writes again:
+  // on later iterations, the buffer the restore parked goes back into the
+  // register before that step, which then reuses it instead of allocating
+  // (the restored handle shares the saved result's buffer). Sorted by step.
+  struct Unpark {
+    std::uint32_t step = 0;    // index into steps
+    std::uint32_t hoist = 0;   // Step::hoist of the hoisted step
+    std::uint32_t output = 0;  // index into hoisted_outputs[hoist]
+  };
+  std::vector<Unpark> unparks;
   // Symbolic dims: symbol slot -> the entry dims it stands for.
   std::vector<std::vector<DimRef>> symbols;
   bool loops = false;                   // iterate the steps (loop trace)

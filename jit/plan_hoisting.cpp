@@ -9,6 +9,7 @@
 #include "jit/plan_hoisting.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace canary::jit {
@@ -52,6 +53,34 @@ void erase_writes(const vm::Program& program, vm::Pc pc, RegSet& set) {
   const std::span<const vm::RegId> srcs = program.inputs_of(in);
   for (std::size_t i = 0; i < srcs.size(); ++i)
     if (mp.steal[i] && srcs[i].valid()) set.erase(srcs[i].index);
+}
+
+// Step `index` writes registers in awaiting_writer: record an unpark before
+// it and stop waiting. No unpark when the step is hoisted itself (its
+// restore sets the register) or also reads the register: a fused group may
+// read the hoisted result at one instruction and write its register at a
+// later one, so the register must hold the result when the step starts.
+void note_writers(const vm::Program& program, Plan& plan, std::uint32_t index, const StepRegisters& regs,
+                  bool hoisted,
+                  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>>& awaiting_writer) {
+  RegSet writes;
+  for (vm::Pc pc : regs.pcs) {
+    const vm::Instruction& in = program.at(pc);
+    for (vm::RegId r : program.outputs_of(in))
+      if (r.valid()) writes.insert(r.index);
+    if (in.op != vm::Opcode::Move) continue;
+    const auto& mp = static_cast<const vm::MoveParams&>(*in.params);
+    const std::span<const vm::RegId> srcs = program.inputs_of(in);
+    for (std::size_t i = 0; i < srcs.size(); ++i)
+      if (mp.steal[i] && srcs[i].valid()) writes.insert(srcs[i].index);
+  }
+  for (std::uint32_t r : writes) {
+    const auto it = awaiting_writer.find(r);
+    if (it == awaiting_writer.end()) continue;
+    const bool reads = std::any_of(regs.inputs.begin(), regs.inputs.end(), [&](vm::RegId in) { return in.index == r; });
+    if (!hoisted && !reads) plan.unparks.push_back({index, it->second.first, it->second.second});
+    awaiting_writer.erase(it);
+  }
 }
 
 bool computes(StepKind kind) {
@@ -105,9 +134,13 @@ std::size_t hoist_loop_invariants(const vm::Program& program, const Trace& trace
   // Registers holding a hoisted result at this point of the body: from its
   // step until another step writes the register (the allocator reuses them).
   RegSet hoisted_results;
+  // Hoisted outputs whose register no later step has written yet: (hoist, output) by register.
+  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>> awaiting_writer;
   std::size_t count = 0;
-  for (Step& step : plan.steps) {
+  for (std::uint32_t index = 0; index < plan.steps.size(); ++index) {
+    Step& step = plan.steps[index];
     const StepRegisters regs = step_registers(program, plan, step);
+    if (!awaiting_writer.empty()) note_writers(program, plan, index, regs, step.hoisted, awaiting_writer);
     const bool invariant = computes(step.kind) && !regs.outputs.empty() &&
                            std::all_of(regs.inputs.begin(), regs.inputs.end(), [&](vm::RegId r) {
                              return !written.count(r.index) || hoisted_results.count(r.index);
@@ -120,7 +153,10 @@ std::size_t hoist_loop_invariants(const vm::Program& program, const Trace& trace
     step.hoist = static_cast<std::uint32_t>(plan.hoisted_outputs.size());
     plan.hoisted_outputs.push_back(regs.outputs);
     ++count;
-    for (vm::RegId r : regs.outputs) hoisted_results.insert(r.index);
+    for (std::uint32_t o = 0; o < regs.outputs.size(); ++o) {
+      hoisted_results.insert(regs.outputs[o].index);
+      awaiting_writer[regs.outputs[o].index] = {step.hoist, o};
+    }
   }
   return count;
 }
