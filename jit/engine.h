@@ -162,8 +162,7 @@ class Engine {
   std::atomic<std::uint32_t> open_trials_{0};
   std::atomic<bool> any_decided_{false};
   std::atomic<std::uint64_t> monitor_calls_{0};
-  // Written by every call of every session: on a cache line of its own.
-  alignas(64) std::atomic<std::uint64_t> use_clock_{0};
+  std::atomic<std::uint64_t> use_clock_{0};  // Engine::next_tick
   std::optional<x86::Isa> isa_;
   x86::CodeCache cache_;
   EventLog events_;

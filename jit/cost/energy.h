@@ -51,6 +51,7 @@ struct WorkEstimate {
   double bytes_materialised = 0.0; // bytes of register values the steps write (peak-memory proxy)
 };
 // `trace` is the one the plan was made from: it gives every step's shapes.
+// For a loop trace it is the work of one iteration (hoisted steps excluded).
 WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Program& program);
 // The interpreter runs every op of the region on its own: what the trace
 // recorded, unfused.

@@ -141,12 +141,15 @@ void add_group_work(const vm::Program& program, const std::vector<const TraceOp*
 
 }  // namespace
 
-// Sums the work of each step, taking shapes from the trace by pc.
+// Sums the work of each step, taking shapes from the trace by pc. Hoisted
+// steps of a loop trace run once per call, not per iteration: the estimate,
+// like the trace, is of one iteration, so they count as nothing.
 WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Program& program) {
   std::unordered_map<vm::Pc, const TraceOp*> by_pc;
   for (const TraceOp& op : trace.ops) by_pc.emplace(op.pc, &op);
   WorkEstimate w;
   for (const Step& step : plan.steps) {
+    if (step.hoisted) continue;
     if (step.kind == StepKind::Fused && step.fused < plan.fused.size()) {
       const FusedStep& f = plan.fused[step.fused];
       add_group_work(program, ops_at(by_pc, f.pcs), f.inputs, f.outputs, w);

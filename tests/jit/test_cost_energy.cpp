@@ -251,6 +251,20 @@ graph main(x: f32[N, 4], w: f32[4, 16]) -> (y) {
   }
 }
 
+TEST_CASE("hoisted steps are not counted in the per-iteration work", "[unit][cost]") {
+  const Recorded r = record_chain();
+  PlanOptions po;
+  po.contraction_epilogues = false;
+  Plan plan = plan_trace(*r.program, r.trace, {}, po);
+  REQUIRE(plan.steps.size() == 3);
+  const WorkEstimate all = estimate_work(plan, r.trace, *r.program);
+  plan.steps[1].hoisted = true;  // the MatMul: 160 bytes, 96 flops
+  const WorkEstimate rest = estimate_work(plan, r.trace, *r.program);
+  CHECK(rest.bytes_moved == all.bytes_moved - 160.0);
+  CHECK(rest.flops == all.flops - 96.0);
+  CHECK(rest.bytes_materialised == all.bytes_materialised - 48.0);
+}
+
 TEST_CASE("unfused plans do the interpreter's work", "[unit][cost]") {
   const Recorded r = record_chain();
   PlanOptions po;
