@@ -14,6 +14,8 @@ struct GuardReport {
   std::uint64_t failures = 0; // entry refusals (entry guards) or side exits (mid-trace checks)
 };
 
+// A fused elementwise group, a row kernel, or a contraction with its
+// epilogue (expression "conv + relu (oneDNN post-ops on large results)").
 struct FusionGroupReport {
   std::vector<std::string> nodes;  // graph node names, in order
   std::string expression;          // the fused expression, e.g. "in0 in1 add tanh -> out0"
