@@ -396,13 +396,17 @@ bool CompiledTrace::run_row(const Step& step, const vm::FrameView& frame, const 
   return true;
 }
 
+// The frame's registers as the kernel adapter of the instruction at pc sees them.
+vm::KernelCall CompiledTrace::kernel_call(vm::Pc pc, const vm::FrameView& frame) const {
+  const vm::Instruction& in = program_->at(pc);
+  const vm::RegId* operands = program_->operands().data() + in.operands;
+  return {frame.registers.data(), operands, operands + in.num_inputs, in.num_inputs, in.num_outputs};
+}
+
 // A direct call of the instruction's kernel adapter (the interpreter's own).
 void CompiledTrace::run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const {
   const vm::Instruction& in = program_->at(pc);
-  const vm::RegId* operands = program_->operands().data() + in.operands;
-  const vm::KernelCall call{frame.registers.data(), operands, operands + in.num_inputs, in.num_inputs,
-                            in.num_outputs};
-  in.fn(*in.params, call);
+  in.fn(*in.params, kernel_call(pc, frame));
 }
 
 // On a large result, one oneDNN call computes the contraction and its
@@ -413,10 +417,7 @@ void CompiledTrace::run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const {
 bool CompiledTrace::run_contraction(const Step& step, const vm::FrameView& frame, const RunContext& ctx,
                                     TraceScratch& scratch, TraceRun& run) const {
   const ContractionStep& cs = plan_.contractions[step.fused];
-  const vm::Instruction& in = program_->at(step.pc);
-  const vm::RegId* operands = program_->operands().data() + in.operands;
-  const vm::KernelCall call{frame.registers.data(), operands, operands + in.num_inputs, in.num_inputs,
-                            in.num_outputs};
+  const vm::KernelCall call = kernel_call(step.pc, frame);
   Tensor& out = cs.output_aliases_input ? scratch.contraction_outputs[step.fused] : frame.registers[cs.output.index];
   bool done = false;
   const Tensor* bias = call.optional_input(2);

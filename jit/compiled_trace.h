@@ -112,6 +112,7 @@ class CompiledTrace {
                TraceRun& run) const;
   void run_kernel(const Step& step, const vm::FrameView& frame) const { run_kernel_at(step.pc, frame); }
   void run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const;
+  vm::KernelCall kernel_call(vm::Pc pc, const vm::FrameView& frame) const;
   bool run_contraction(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                        TraceRun& run) const;
   void run_move(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const;

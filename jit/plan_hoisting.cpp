@@ -18,42 +18,42 @@ namespace {
 
 using RegSet = std::unordered_set<std::uint32_t>;
 
+// The registers a step reads and writes, and the instructions it covers.
+struct StepRegisters {
+  std::vector<vm::RegId> inputs, outputs;
+  std::vector<vm::Pc> pcs;
+};
+
 void add_valid(std::vector<vm::RegId>& out, std::span<const vm::RegId> regs) {
   for (vm::RegId r : regs)
     if (r.valid()) out.push_back(r);
 }
 
-// Registers written anywhere in [first, last] of the program, and by the loop header.
-RegSet written_in_body(const vm::Program& program, vm::Pc header, vm::Pc first, vm::Pc last) {
-  RegSet written;
-  for (vm::RegId r : program.outputs_of(program.at(header)))
-    if (r.valid()) written.insert(r.index);
-  for (vm::Pc pc = first; pc <= last && pc < program.instruction_count(); ++pc) {
-    const vm::Instruction& in = program.at(pc);
-    for (vm::RegId r : program.outputs_of(in))
-      if (r.valid()) written.insert(r.index);
-    if (in.op == vm::Opcode::Move) {
-      const auto& mp = static_cast<const vm::MoveParams&>(*in.params);
-      const std::span<const vm::RegId> srcs = program.inputs_of(in);
-      for (std::size_t i = 0; i < srcs.size(); ++i)
-        if (mp.steal[i] && srcs[i].valid()) written.insert(srcs[i].index);
-    }
-  }
-  return written;
-}
-
-// Removes from `set` every register the instruction at pc writes (a stealing
-// Move's sources included).
-void erase_writes(const vm::Program& program, vm::Pc pc, RegSet& set) {
+// Calls f with each register the instruction at pc writes: its outputs, and
+// the sources a stealing Move swaps buffers with.
+template <typename F>
+void for_each_write(const vm::Program& program, vm::Pc pc, F&& f) {
   const vm::Instruction& in = program.at(pc);
   for (vm::RegId r : program.outputs_of(in))
-    if (r.valid()) set.erase(r.index);
+    if (r.valid()) f(r.index);
   if (in.op != vm::Opcode::Move) return;
   const auto& mp = static_cast<const vm::MoveParams&>(*in.params);
   const std::span<const vm::RegId> srcs = program.inputs_of(in);
   for (std::size_t i = 0; i < srcs.size(); ++i)
-    if (mp.steal[i] && srcs[i].valid()) set.erase(srcs[i].index);
+    if (mp.steal[i] && srcs[i].valid()) f(srcs[i].index);
 }
+
+// Registers written anywhere in [first, last] of the program, and by the loop header.
+RegSet written_in_body(const vm::Program& program, vm::Pc header, vm::Pc first, vm::Pc last) {
+  RegSet written;
+  const auto insert = [&](std::uint32_t r) { written.insert(r); };
+  for_each_write(program, header, insert);
+  for (vm::Pc pc = first; pc <= last && pc < program.instruction_count(); ++pc) for_each_write(program, pc, insert);
+  return written;
+}
+
+// Hoisted outputs whose register no later step has written yet: (hoist, output) by register.
+using AwaitingWriter = std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>>;
 
 // Step `index` writes registers in awaiting_writer: record an unpark before
 // it and stop waiting. No unpark when the step is hoisted itself (its
@@ -61,34 +61,17 @@ void erase_writes(const vm::Program& program, vm::Pc pc, RegSet& set) {
 // read the hoisted result at one instruction and write its register at a
 // later one, so the register must hold the result when the step starts.
 void note_writers(const vm::Program& program, Plan& plan, std::uint32_t index, const StepRegisters& regs,
-                  bool hoisted,
-                  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>>& awaiting_writer) {
-  RegSet writes;
-  for (vm::Pc pc : regs.pcs) {
-    const vm::Instruction& in = program.at(pc);
-    for (vm::RegId r : program.outputs_of(in))
-      if (r.valid()) writes.insert(r.index);
-    if (in.op != vm::Opcode::Move) continue;
-    const auto& mp = static_cast<const vm::MoveParams&>(*in.params);
-    const std::span<const vm::RegId> srcs = program.inputs_of(in);
-    for (std::size_t i = 0; i < srcs.size(); ++i)
-      if (mp.steal[i] && srcs[i].valid()) writes.insert(srcs[i].index);
-  }
-  for (std::uint32_t r : writes) {
-    const auto it = awaiting_writer.find(r);
-    if (it == awaiting_writer.end()) continue;
-    const bool reads = std::any_of(regs.inputs.begin(), regs.inputs.end(), [&](vm::RegId in) { return in.index == r; });
-    if (!hoisted && !reads) plan.unparks.push_back({index, it->second.first, it->second.second});
-    awaiting_writer.erase(it);
-  }
+                  bool hoisted, AwaitingWriter& awaiting_writer) {
+  for (vm::Pc pc : regs.pcs)
+    for_each_write(program, pc, [&](std::uint32_t r) {
+      const auto it = awaiting_writer.find(r);
+      if (it == awaiting_writer.end()) return;
+      const bool reads =
+          std::any_of(regs.inputs.begin(), regs.inputs.end(), [&](vm::RegId in) { return in.index == r; });
+      if (!hoisted && !reads) plan.unparks.push_back({index, it->second.first, it->second.second});
+      awaiting_writer.erase(it);
+    });
 }
-
-bool computes(StepKind kind) {
-  return kind == StepKind::Kernel || kind == StepKind::Fused || kind == StepKind::Row ||
-         kind == StepKind::Contraction;
-}
-
-}  // namespace
 
 StepRegisters step_registers(const vm::Program& program, const Plan& plan, const Step& step) {
   StepRegisters r;
@@ -128,25 +111,31 @@ StepRegisters step_registers(const vm::Program& program, const Plan& plan, const
   return r;
 }
 
+bool computes(StepKind kind) {
+  return kind == StepKind::Kernel || kind == StepKind::Fused || kind == StepKind::Row ||
+         kind == StepKind::Contraction;
+}
+
+}  // namespace
+
 std::size_t hoist_loop_invariants(const vm::Program& program, const Trace& trace, Plan& plan) {
   if (!plan.loops || trace.ops.empty()) return 0;
   const RegSet written = written_in_body(program, trace.anchor_pc, trace.start_pc, trace.ops.back().pc);
   // Registers holding a hoisted result at this point of the body: from its
   // step until another step writes the register (the allocator reuses them).
   RegSet hoisted_results;
-  // Hoisted outputs whose register no later step has written yet: (hoist, output) by register.
-  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>> awaiting_writer;
+  AwaitingWriter awaiting_writer;
   std::size_t count = 0;
   for (std::uint32_t index = 0; index < plan.steps.size(); ++index) {
     Step& step = plan.steps[index];
     const StepRegisters regs = step_registers(program, plan, step);
-    if (!awaiting_writer.empty()) note_writers(program, plan, index, regs, step.hoisted, awaiting_writer);
     const bool invariant = computes(step.kind) && !regs.outputs.empty() &&
                            std::all_of(regs.inputs.begin(), regs.inputs.end(), [&](vm::RegId r) {
                              return !written.count(r.index) || hoisted_results.count(r.index);
                            });
+    note_writers(program, plan, index, regs, invariant, awaiting_writer);
     if (!invariant) {
-      for (vm::Pc pc : regs.pcs) erase_writes(program, pc, hoisted_results);
+      for (vm::Pc pc : regs.pcs) for_each_write(program, pc, [&](std::uint32_t r) { hoisted_results.erase(r); });
       continue;
     }
     step.hoisted = true;

@@ -13,11 +13,4 @@ namespace canary::jit {
 // nothing for a plan that does not loop.
 std::size_t hoist_loop_invariants(const vm::Program& program, const Trace& trace, Plan& plan);
 
-// The registers a step reads and writes, for the hoisting pass and the driver.
-struct StepRegisters {
-  std::vector<vm::RegId> inputs, outputs;
-  std::vector<vm::Pc> pcs;  // the instructions the step covers
-};
-StepRegisters step_registers(const vm::Program& program, const Plan& plan, const Step& step);
-
 }  // namespace canary::jit

@@ -22,10 +22,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "bench/jit/bench_tensors.h"
 #include "bench/jit/timing.h"
 #include "canary/canary.h"
 
@@ -34,8 +34,9 @@ namespace {
 using canary::DType;
 using canary::NamedTensors;
 using canary::Tensor;
+using canary::bench::max_abs_diff;
 using canary::bench::median;
-using canary::bench::per_call_ms;
+using canary::bench::uniform_tensor;
 
 using Args = canary::bench::RoundArgs;
 
@@ -60,16 +61,6 @@ graph main(x: f32[N, K], w: f32[K, M], b: f32[M]) -> (y) {
 }
 )";
 
-Tensor uniform(std::vector<std::int64_t> shape, unsigned seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return Tensor::from_vector<float>(v, std::span<const std::int64_t>(shape.data(), shape.size()));
-}
-
 canary::Options options(bool jit, bool epilogues) {
   canary::Options o;
   o.intra_op_threads = 1;
@@ -78,13 +69,6 @@ canary::Options options(bool jit, bool epilogues) {
   o.jit.hot_threshold = 1;
   o.jit.contraction_epilogues = epilogues;
   return o;
-}
-
-double max_diff(const Tensor& a, const Tensor& b) {
-  double worst = 0;
-  for (std::int64_t i = 0; i < a.numel(); ++i)
-    worst = std::max(worst, std::abs(a.element_as_double(i) - b.element_as_double(i)));
-  return worst;
 }
 
 // True when a session's model holds a variant whose listing names a post-op.
@@ -103,32 +87,27 @@ void run_row(const char* name, const char* text, const NamedTensors& in, const s
     on.run(in);
     off.run(in);
   }
-  const double diff = max_diff(on.run(in).at("y"), plain.run(in).at("y"));
+  const double diff = max_abs_diff(on.run(in).at("y"), plain.run(in).at("y"));
   const int calls = std::max(1, canary::bench::calls_for(args.target_ms, [&] { plain.run(in); }));
   std::vector<double> samples[3];
-  canary::Session* sessions[3] = {&on, &off, &plain};
-  for (int r = 0; r < args.rounds; ++r)
-    for (int c = 0; c < calls; ++c)
-      for (int k = 0; k < 3; ++k) {  // rotated, so no session always follows the same one
-        const int i = (c + k) % 3;
-        samples[i].push_back(per_call_ms(1, [&] { sessions[i]->run(in); }));
-      }
+  canary::Session* const sessions[3] = {&on, &off, &plain};
+  canary::bench::rotating_samples(sessions, in, args.rounds, calls, samples);
   const double e = median(samples[0]), s = median(samples[1]), p = median(samples[2]);
   std::printf("| %s | %s | %.4f | %.4f | %.4f | %.2f | %.2f | %.1e | %s |\n", name, shape.c_str(), e, s, p, s / e,
               p / e, diff, uses_epilogue(on_model) && !uses_epilogue(off_model) ? "yes" : "NO");
 }
 
 void conv_row(std::int64_t n, std::int64_t c, std::int64_t m, std::int64_t t, const Args& args) {
-  const NamedTensors in{{"x", uniform({n, c, t}, 1, -1, 1)}, {"w", uniform({m, c, 5}, 2, -0.3f, 0.3f)},
-                        {"b", uniform({m}, 3, -0.1f, 0.1f)}};
+  const NamedTensors in{{"x", uniform_tensor({n, c, t}, 1, -1, 1)}, {"w", uniform_tensor({m, c, 5}, 2, -0.3f, 0.3f)},
+                        {"b", uniform_tensor({m}, 3, -0.1f, 0.1f)}};
   run_row("conv+relu", kConvRelu, in,
           "x [" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(t) + "], M " + std::to_string(m),
           args);
 }
 
 void dense_row(const char* name, const char* text, std::int64_t n, std::int64_t k, std::int64_t m, const Args& args) {
-  const NamedTensors in{{"x", uniform({n, k}, 1, -1, 1)}, {"w", uniform({k, m}, 2, -0.3f, 0.3f)},
-                        {"b", uniform({m}, 3, -0.1f, 0.1f)}};
+  const NamedTensors in{{"x", uniform_tensor({n, k}, 1, -1, 1)}, {"w", uniform_tensor({k, m}, 2, -0.3f, 0.3f)},
+                        {"b", uniform_tensor({m}, 3, -0.1f, 0.1f)}};
   run_row(name, text, in, "[" + std::to_string(n) + ", " + std::to_string(k) + "] x [" + std::to_string(k) + ", " +
                               std::to_string(m) + "]",
           args);

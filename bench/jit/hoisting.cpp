@@ -12,10 +12,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "bench/jit/bench_tensors.h"
 #include "bench/jit/timing.h"
 #include "canary/canary.h"
 
@@ -23,8 +23,9 @@ namespace {
 
 using canary::NamedTensors;
 using canary::Tensor;
+using canary::bench::max_abs_diff;
 using canary::bench::median;
-using canary::bench::per_call_ms;
+using canary::bench::uniform_tensor;
 
 using Args = canary::bench::RoundArgs;
 
@@ -48,16 +49,6 @@ graph main(xs: f32[T, N, I], h0: f32[N, H], wx: f32[H, I], wh: f32[H, H], bx: f3
 }
 )";
 
-Tensor uniform(std::vector<std::int64_t> shape, unsigned seed, float scale) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return Tensor::from_vector<float>(v, std::span<const std::int64_t>(shape.data(), shape.size()));
-}
-
 canary::Options options(bool jit, bool hoist) {
   canary::Options o;
   o.intra_op_threads = 1;
@@ -66,13 +57,6 @@ canary::Options options(bool jit, bool hoist) {
   o.jit.hot_threshold = 2;
   o.jit.hoist_loop_invariants = hoist;
   return o;
-}
-
-double max_diff(const Tensor& a, const Tensor& b) {
-  double worst = 0;
-  for (std::int64_t i = 0; i < a.numel(); ++i)
-    worst = std::max(worst, std::abs(a.element_as_double(i) - b.element_as_double(i)));
-  return worst;
 }
 
 // Steps marked hoisted in the model's variants.
@@ -90,23 +74,21 @@ void run_row(std::int64_t t, std::int64_t n, std::int64_t i, std::int64_t h, con
   canary::Model on_model = on_rt.load_text(kRnnLoop), off_model = off_rt.load_text(kRnnLoop);
   canary::Session on = on_model.session(), off = off_model.session(), plain = plain_rt.load_text(kRnnLoop).session();
   const float ws = 1.0f / std::sqrt(static_cast<float>(h));
-  const NamedTensors in{{"xs", uniform({t, n, i}, 1, 1.0f)}, {"h0", uniform({n, h}, 2, 0.5f)},
-                        {"wx", uniform({h, i}, 3, ws)},      {"wh", uniform({h, h}, 4, ws)},
-                        {"bx", uniform({h}, 5, 0.1f)},       {"bh", uniform({h}, 6, 0.1f)}};
+  const NamedTensors in{{"xs", uniform_tensor({t, n, i}, 1, -1.0f, 1.0f)},
+                        {"h0", uniform_tensor({n, h}, 2, -0.5f, 0.5f)},
+                        {"wx", uniform_tensor({h, i}, 3, -ws, ws)},
+                        {"wh", uniform_tensor({h, h}, 4, -ws, ws)},
+                        {"bx", uniform_tensor({h}, 5, -0.1f, 0.1f)},
+                        {"bh", uniform_tensor({h}, 6, -0.1f, 0.1f)}};
   for (int k = 0; k < 3; ++k) {  // recorded, compiled, then run compiled
     on.run(in);
     off.run(in);
   }
-  const double diff = max_diff(on.run(in).at("h_last"), plain.run(in).at("h_last"));
+  const double diff = max_abs_diff(on.run(in).at("h_last"), plain.run(in).at("h_last"));
   const int calls = std::max(1, canary::bench::calls_for(args.target_ms, [&] { plain.run(in); }));
   std::vector<double> samples[3];
-  canary::Session* sessions[3] = {&on, &off, &plain};
-  for (int r = 0; r < args.rounds; ++r)
-    for (int c = 0; c < calls; ++c)
-      for (int k = 0; k < 3; ++k) {
-        const int s = (c + k) % 3;
-        samples[s].push_back(per_call_ms(1, [&] { sessions[s]->run(in); }));
-      }
+  canary::Session* const sessions[3] = {&on, &off, &plain};
+  canary::bench::rotating_samples(sessions, in, args.rounds, calls, samples);
   const double e = median(samples[0]), f = median(samples[1]), p = median(samples[2]);
   std::printf("| %lld | %lld | %lld | %lld | %.4f | %.4f | %.4f | %.2f | %.2f | %.1e | %d |\n",
               static_cast<long long>(t), static_cast<long long>(n), static_cast<long long>(i),

@@ -15,10 +15,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "bench/jit/bench_tensors.h"
 #include "bench/jit/timing.h"
 #include "canary/canary.h"
 
@@ -27,8 +27,10 @@ namespace {
 using canary::DType;
 using canary::NamedTensors;
 using canary::Tensor;
+using canary::bench::max_abs_diff;
 using canary::bench::median;
 using canary::bench::per_call_ms;
+using canary::bench::uniform_tensor;
 
 using Args = canary::bench::RoundArgs;
 
@@ -48,16 +50,6 @@ graph main(x: f32[N, T], s: f32[T], b: f32[T]) -> (y) {
 }
 )";
 
-Tensor uniform(std::vector<std::int64_t> shape, unsigned seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return Tensor::from_vector<float>(v, std::span<const std::int64_t>(shape.data(), shape.size()));
-}
-
 canary::Options options(bool jit) {
   canary::Options o;
   o.jit.enabled = jit;
@@ -66,21 +58,16 @@ canary::Options options(bool jit) {
   return o;
 }
 
-double max_diff(const Tensor& a, const Tensor& b) {
-  double worst = 0;
-  for (std::int64_t i = 0; i < a.numel(); ++i)
-    worst = std::max(worst, std::abs(a.element_as_double(i) - b.element_as_double(i)));
-  return worst;
-}
-
 void run_row(const char* name, const char* text, std::int64_t n, std::int64_t t, const Args& args) {
   canary::Runtime jit_rt(options(true)), plain_rt(options(false));
   canary::Model jit_model = jit_rt.load_text(text);
   canary::Session jit = jit_model.session();
   canary::Session plain = plain_rt.load_text(text).session();
-  const NamedTensors in{{"x", uniform({n, t}, 1, -4, 4)}, {"s", uniform({t}, 2, 0.5f, 1.5f)}, {"b", uniform({t}, 3, -1, 1)}};
+  const NamedTensors in{{"x", uniform_tensor({n, t}, 1, -4, 4)},
+                        {"s", uniform_tensor({t}, 2, 0.5f, 1.5f)},
+                        {"b", uniform_tensor({t}, 3, -1, 1)}};
   for (int i = 0; i < 3; ++i) jit.run(in);  // recorded, compiled, then run compiled
-  const double diff = max_diff(jit.run(in).at("y"), plain.run(in).at("y"));
+  const double diff = max_abs_diff(jit.run(in).at("y"), plain.run(in).at("y"));
   const int calls = std::max(1, canary::bench::calls_for(args.target_ms, [&] { plain.run(in); }));
   std::vector<double> jit_ms, plain_ms;
   for (int r = 0; r < args.rounds; ++r)

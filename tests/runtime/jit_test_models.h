@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "canary/canary.h"
 
 namespace canary::test {
@@ -72,6 +74,40 @@ inline double max_relative_difference(const Tensor& a, const Tensor& b) {
     if (!(d <= worst)) worst = d;
   }
   return worst;
+}
+
+// Every variant's listing in the model's JIT report, joined.
+inline std::string listings(const Model& m) {
+  std::string all;
+  for (const auto& a : m.jit_report().anchors)
+    for (const auto& v : a.variants) all += v.listing + "\n";
+  return all;
+}
+
+// Every event message in the model's log, one per line.
+inline std::string event_messages(const Model& m) {
+  std::string log;
+  for (const Event& e : m.events()) log += e.message + "\n";
+  return log;
+}
+
+// got matches want element by element: NaN where want is NaN, the same
+// infinities, finite values within `tol` relative (to at least 1). Reports
+// the first few elements that differ.
+inline void check_same_values(const Tensor& got, const Tensor& want, double tol) {
+  REQUIRE(got.shape() == want.shape());
+  int bad = 0;
+  for (std::int64_t i = 0; i < want.numel(); ++i) {
+    const double g = got.element_as_double(i), w = want.element_as_double(i);
+    const bool same = std::isnan(w)   ? std::isnan(g)
+                      : std::isinf(w) ? g == w
+                                      : std::abs(g - w) <= tol * std::max(1.0, std::abs(w));
+    if (!same && bad++ < 5) {
+      INFO("element " << i << ": got " << g << ", want " << w);
+      CHECK(false);
+    }
+  }
+  CHECK(bad == 0);
 }
 
 // True when both tensors hold the same bits.

@@ -61,32 +61,6 @@ NamedTensors inputs(Tensor x, std::uint32_t seed) {
           {"v", random_tensor({6, 16}, seed + 4)}};
 }
 
-// NaN at the same elements, the same infinities, finite values within `tol`
-// relative (to at least 1); reports the first few elements that differ.
-void check_same(const Tensor& got, const Tensor& want, double tol) {
-  REQUIRE(got.shape() == want.shape());
-  int bad = 0;
-  for (std::int64_t i = 0; i < want.numel(); ++i) {
-    const double g = got.element_as_double(i), w = want.element_as_double(i);
-    const bool same = std::isnan(w)   ? std::isnan(g)
-                      : std::isinf(w) ? g == w
-                                      : std::abs(g - w) <= tol * std::max(1.0, std::abs(w));
-    if (!same && bad++ < 5) {
-      INFO("element " << i << ": got " << g << ", want " << w);
-      CHECK(false);
-    }
-  }
-  CHECK(bad == 0);
-}
-
-// Every variant's listing, joined.
-std::string listings(const canary::Model& m) {
-  std::string all;
-  for (const auto& a : m.jit_report().anchors)
-    for (const auto& v : a.variants) all += v.listing + "\n";
-  return all;
-}
-
 }  // namespace
 
 TEST_CASE("jit: Conv, Gemm and MatMul epilogues run in oneDNN and match the interpreter",
@@ -106,8 +80,8 @@ TEST_CASE("jit: Conv, Gemm and MatMul epilogues run in oneDNN and match the inte
     ++seed;
     const auto got = s.run(in);
     const auto want = p.run(in);
-    check_same(got.at("y"), want.at("y"), 1e-5);
-    check_same(got.at("z"), want.at("z"), 1e-5);
+    check_same_values(got.at("y"), want.at("y"), 1e-5);
+    check_same_values(got.at("z"), want.at("z"), 1e-5);
   }
   const std::string listing = listings(model);
   INFO(listing);
@@ -141,8 +115,8 @@ TEST_CASE("jit: NaN and Inf inputs give the interpreter's values through contrac
     const NamedTensors in = inputs(x, 50);
     const auto got = s.run(in);
     const auto want = p.run(in);
-    check_same(got.at("y"), want.at("y"), 1e-5);
-    check_same(got.at("z"), want.at("z"), 1e-5);
+    check_same_values(got.at("y"), want.at("y"), 1e-5);
+    check_same_values(got.at("z"), want.at("z"), 1e-5);
   }
   CHECK(s.stats().jit.compiled_entries >= 4);
   CHECK(s.stats().jit.deopts == 0);
@@ -166,10 +140,10 @@ TEST_CASE("jit: contraction epilogues off, or oneDNN off, give the same values",
     const auto a = on.run(in);
     const auto b = epilogues_off.run(in);
     const auto c = kernels_only.run(in);
-    check_same(a.at("y"), b.at("y"), 1e-5);
+    check_same_values(a.at("y"), b.at("y"), 1e-5);
     // The reference kernels sum in another order than oneDNN's.
-    check_same(a.at("y"), c.at("y"), 1e-4);
-    check_same(a.at("z"), c.at("z"), 1e-4);
+    check_same_values(a.at("y"), c.at("y"), 1e-4);
+    check_same_values(a.at("z"), c.at("z"), 1e-4);
   }
   CHECK(listings(on_model).find("(oneDNN post-ops") != std::string::npos);
   CHECK(listings(off_model).find("(oneDNN post-ops") == std::string::npos);

@@ -62,13 +62,6 @@ bool has_line(const std::string& text, std::initializer_list<const char*> parts)
   return false;
 }
 
-std::string listings(const canary::Model& m) {
-  std::string all;
-  for (const auto& a : m.jit_report().anchors)
-    for (const auto& v : a.variants) all += v.listing + "\n";
-  return all;
-}
-
 }  // namespace
 
 TEST_CASE("jit: a loop trace hoists its invariant steps and matches the interpreter", "[unit][jit][api][hoisting]") {
@@ -100,8 +93,7 @@ TEST_CASE("jit: a loop trace hoists its invariant steps and matches the interpre
   // The bias sum's register is reused by the last group, which reads the sum
   // first: a restore that handed that group the wrong buffer showed up as a
   // layout exit there.
-  std::string log;
-  for (const canary::Event& e : model.events()) log += e.message + "\n";
+  const std::string log = event_messages(model);
   INFO(log);
   CHECK(log.find("left at layout") == std::string::npos);
 }
@@ -165,8 +157,7 @@ graph main(xs: f32[T, N, 3], h0: f32[N, 2], wx: f32[2, 3], bx: f32[2], bh: f32[2
     in["k"] = Tensor::scalar<std::int64_t>(static_cast<std::int64_t>(5 + 2 * call));
     CHECK(max_relative_difference(s.run(in).at("h_last"), p.run(in).at("h_last")) < 1e-6);
   }
-  std::string log;
-  for (const canary::Event& e : model.events()) log += e.message + "\n";
+  const std::string log = event_messages(model);
   INFO(log);
   // The loop trace hoisted its invariants and left at the branch mid-iteration
   // (later the anchor is cut before the branch: no longer a loop trace).
@@ -212,8 +203,7 @@ graph main(xs: f32[T, N, 2], h0: f32[N, 2], bx: f32[N, 2], bh: f32[N, 2]) -> (h_
                           {"bh", random_tensor({3, 2}, call + 4)}};
     CHECK(max_relative_difference(s.run(in).at("h_last"), p.run(in).at("h_last")) < 1e-6);
   }
-  std::string log;
-  for (const canary::Event& e : model.events()) log += e.message + "\n";
+  const std::string log = event_messages(model);
   INFO(log);
   CHECK(log.find("loop-invariant steps hoisted") != std::string::npos);
   CHECK(s.stats().jit.deopts == 0);

@@ -31,25 +31,6 @@ graph main(x: f32[N, T], s: f32[T], b: f32[T]) -> (p, n) {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// The named variant listings of a model's JIT report, joined.
-std::string listings(const canary::Model& m) {
-  std::string all;
-  for (const auto& a : m.jit_report().anchors)
-    for (const auto& v : a.variants) all += v.listing + "\n";
-  return all;
-}
-
-// NaN at the same elements, finite values within `tol` relative.
-void check_same(const Tensor& got, const Tensor& want, double tol) {
-  REQUIRE(got.shape() == want.shape());
-  for (std::int64_t i = 0; i < want.numel(); ++i) {
-    const double g = got.element_as_double(i), w = want.element_as_double(i);
-    INFO("element " << i << ": got " << g << ", want " << w);
-    REQUIRE(std::isnan(g) == std::isnan(w));
-    if (!std::isnan(w)) CHECK(std::abs(g - w) <= tol * std::max(1.0, std::abs(w)));
-  }
-}
-
 NamedTensors inputs(Tensor x, std::uint32_t seed) {
   const std::int64_t t = x.dim(1);
   return {{"x", std::move(x)}, {"s", random_tensor({t}, seed, 0.5f, 1.5f)}, {"b", random_tensor({t}, seed + 1)}};
@@ -72,8 +53,8 @@ TEST_CASE("jit: Softmax and LayerNormalization run as row kernels and match the 
     ++seed;
     const auto got = s.run(in);
     const auto want = p.run(in);
-    check_same(got.at("p"), want.at("p"), 2e-6);
-    check_same(got.at("n"), want.at("n"), 2e-5);
+    check_same_values(got.at("p"), want.at("p"), 2e-6);
+    check_same_values(got.at("n"), want.at("n"), 2e-5);
   }
   const std::string listing = listings(model);
   INFO(listing);
@@ -103,8 +84,8 @@ TEST_CASE("jit: rows with NaN, +Inf or -Inf give NaN where the interpreter and t
   const auto got = s.run(in);
   const auto want = p.run(in);
   auto reference = plain_rt.load_text(kModel).reference_session().run(in);
-  check_same(got.at("p"), want.at("p"), 2e-6);
-  check_same(got.at("n"), want.at("n"), 2e-5);
+  check_same_values(got.at("p"), want.at("p"), 2e-6);
+  check_same_values(got.at("n"), want.at("n"), 2e-5);
   // The interpreter agrees with the fp64 reference on where NaN is.
   for (const char* out : {"p", "n"})
     for (std::int64_t i = 0; i < want.at(out).numel(); ++i)
@@ -136,7 +117,7 @@ TEST_CASE("jit: a Softmax row of -Inf only is NaN in every tier, the other rows 
   x.data<float>()[0 * 24 + 5] = -kInf;  // a masked logit in another row
   const NamedTensors in = inputs(x, 12);
   const auto got = s.run(in), want = p.run(in), reference = r.run(in);
-  check_same(got.at("p"), want.at("p"), 2e-6);
+  check_same_values(got.at("p"), want.at("p"), 2e-6);
   for (std::int64_t i = 0; i < want.at("p").numel(); ++i) {
     const bool masked_row = i / 24 == 2;
     CHECK(std::isnan(want.at("p").element_as_double(i)) == masked_row);
