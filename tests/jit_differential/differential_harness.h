@@ -5,6 +5,9 @@
 //     4 g u + 8 depth u |x| (g: the output's static error bound, u = 2^-24);
 //   both vs the reference: within 1.25 g u + u |ref| (elements where the
 //     reference is not finite or huge are skipped and counted).
+// With infinities injected, elements that depend on one clamped to the f32
+// limits by a Clip without that bound are left out of both comparisons: the
+// fp64 reference of the graph's unsaturated twin (RandomGraph) differs there.
 // A failure is described with the seed, the call, the output and element,
 // the JIT's events and the graph text, so it can be replayed.
 #pragma once
@@ -41,6 +44,7 @@ struct DifferentialReport {
   std::size_t error_calls = 0;     // calls where every session threw the same kind of error
   std::int64_t compared = 0;       // elements compared (JIT vs interpreter)
   std::int64_t skipped_reference = 0;
+  std::int64_t saturated = 0;      // elements left out as dependent on a clamped infinity (JIT vs interpreter)
   std::int64_t non_finite = 0;     // NaN/Inf elements in the interpreter's outputs
   double worst_jit_ratio = 0.0;    // largest |JIT - interpreter| / tolerance
   double worst_reference_ratio = 0.0;

@@ -47,7 +47,7 @@ Val GraphWriter::transcendental(Scope& scope, const Val& a, int which) {
       Val x = a;
       if (x.bound.hi > 3.0) {
         if (rng_.chance(0.5)) {
-          x = emit(scope, "Clip", {x.name, "_", const_scalar(scope, 3.0f)}, "", x.dims,
+          x = emit(scope, "Clip", {x.name, absent_clip_bound(scope, false), const_scalar(scope, 3.0f)}, "", x.dims,
                    clip_bound(x.bound, -INFINITY, 3.0));
         } else {
           x = squash(scope, x, 3.0);
@@ -85,8 +85,9 @@ Val GraphWriter::parameterised_unary(Scope& scope, const Val& a, int which) {
     float lo = std::min(random_constant(-1.5, -0.05), -0.0625f);
     float hi = std::max(random_constant(0.05, 1.5), 0.0625f);
     int mode = static_cast<int>(rng_.range(0, 2));
-    std::vector<std::string> args{a.name, mode == 2 ? "_" : const_scalar(scope, lo)};
+    std::vector<std::string> args{a.name, mode == 2 ? absent_clip_bound(scope, false) : const_scalar(scope, lo)};
     if (mode != 1) args.push_back(const_scalar(scope, hi));
+    else if (clip_bounds_ == ClipBounds::Unsaturated) args.push_back(absent_clip_bound(scope, true));
     return emit(scope, "Clip", args, "", a.dims,
                 clip_bound(a.bound, mode == 2 ? -INFINITY : lo, mode == 1 ? INFINITY : hi));
   }

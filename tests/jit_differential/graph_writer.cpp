@@ -32,7 +32,10 @@ bool is_digits(const std::string& tag) {
 
 }  // namespace
 
-GraphWriter::GraphWriter(std::uint64_t seed, RandomGraph& graph) : rng_(seed), graph_(graph) { graph_.seed = seed; }
+GraphWriter::GraphWriter(std::uint64_t seed, RandomGraph& graph, ClipBounds clip_bounds)
+    : rng_(seed), graph_(graph), clip_bounds_(clip_bounds) {
+  graph_.seed = seed;
+}
 
 // A new unique value name.
 std::string GraphWriter::fresh(const std::string& prefix) { return prefix + std::to_string(counter_++); }
@@ -127,6 +130,17 @@ std::string GraphWriter::const_i64(Scope& scope, const std::vector<std::int64_t>
 
 // Emits an f32 scalar constant.
 std::string GraphWriter::const_scalar(Scope& scope, float value) { return const_f32(scope, {}, {value}); }
+
+// The argument for a Clip bound the generated graph leaves absent: "_", or
+// in the unsaturated twin an explicit infinity, so that an infinity reaching
+// the Clip passes through instead of becoming the f32 limit. Uses no
+// randomness, so both writers make the same choices.
+std::string GraphWriter::absent_clip_bound(Scope& scope, bool upper) {
+  if (clip_bounds_ == ClipBounds::AsGenerated) return "_";
+  std::string name = "unbounded" + std::to_string(unbounded_counter_++);
+  line(scope, "const " + name + ": f32[] = [" + (upper ? "inf" : "-inf") + "]");
+  return name;
+}
 
 // A constant in [lo, hi]: mostly a multiple of 1/16, sometimes three decimals.
 float GraphWriter::random_constant(double lo, double hi) {

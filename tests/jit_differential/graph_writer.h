@@ -37,7 +37,10 @@ struct Scope {
 
 class GraphWriter {
  public:
-  GraphWriter(std::uint64_t seed, RandomGraph& graph);
+  // Unsaturated: every Clip bound the graph leaves absent is written as an
+  // explicit -inf/+inf constant instead (the twin in RandomGraph::unsaturated_text).
+  enum class ClipBounds : std::uint8_t { AsGenerated, Unsaturated };
+  GraphWriter(std::uint64_t seed, RandomGraph& graph, ClipBounds clip_bounds = ClipBounds::AsGenerated);
   // Writes the whole model into graph.text and fills the rest of graph.
   void write();
 
@@ -56,6 +59,7 @@ class GraphWriter {
   std::string const_f32(Scope& scope, const std::vector<std::int64_t>& shape, const std::vector<float>& values);
   std::string const_i64(Scope& scope, const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& values);
   std::string const_scalar(Scope& scope, float value);
+  std::string absent_clip_bound(Scope& scope, bool upper);
   float random_constant(double lo, double hi);
   std::vector<Val> visible(const Scope& scope) const;
   template <typename Pred>
@@ -108,7 +112,9 @@ class GraphWriter {
 
   SeededRng rng_;
   RandomGraph& graph_;
+  ClipBounds clip_bounds_;
   int counter_ = 0;
+  int unbounded_counter_ = 0;  // names of the twin's infinite Clip bounds (apart, so other names stay equal)
   std::string cdim_ = "C";
   bool uses_t_ = false;
   bool loop_done_ = false;

@@ -3,6 +3,8 @@
 // nothing else uses), and assembles the model text.
 #include "tests/jit_differential/random_graph.h"
 
+#include <utility>
+
 #include "tests/jit_differential/graph_writer.h"
 
 namespace canary::differential {
@@ -115,8 +117,10 @@ void GraphWriter::write() {
 // The graph for a seed.
 RandomGraph generate_random_graph(std::uint64_t seed) {
   RandomGraph graph;
-  GraphWriter writer(seed, graph);
-  writer.write();
+  GraphWriter(seed, graph).write();
+  RandomGraph twin;
+  GraphWriter(seed, twin, GraphWriter::ClipBounds::Unsaturated).write();
+  graph.unsaturated_text = std::move(twin.text);
   return graph;
 }
 

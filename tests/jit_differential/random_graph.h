@@ -56,6 +56,12 @@ struct GraphFeatures {
 struct RandomGraph {
   std::uint64_t seed = 0;
   std::string text;  // the model in the text format
+  // The same model with every absent Clip bound written as -inf/+inf. Where an
+  // injected infinity reaches such a Clip, the real model clamps it to the f32
+  // limits and computes on with values far outside the static bounds; the
+  // harness runs this twin's fp64 reference beside the real one and leaves
+  // the elements where the two differ out of the comparisons.
+  std::string unsaturated_text;
   std::vector<InputSpec> inputs;
   std::vector<OutputBound> outputs;
   bool symbolic_c = true;  // C is a symbol (else a constant written as digits)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 namespace canary::differential {
@@ -21,6 +22,11 @@ std::string describe(std::int64_t i, double got, double want, double tol) {
 std::string shape_difference(const Tensor& got, const Tensor& want) {
   if (got.shape() == want.shape()) return "";
   return "shape " + shape_to_string(got.shape()) + " but expected " + shape_to_string(want.shape());
+}
+
+// True when the mask is given, covers element i and marks it.
+bool skipped(const SkipMask* skip, std::int64_t i) {
+  return skip != nullptr && static_cast<std::size_t>(i) < skip->size() && (*skip)[static_cast<std::size_t>(i)];
 }
 
 }  // namespace
@@ -44,11 +50,15 @@ const char* class_name(ValueClass c) {
 }
 
 // Same shape, same non-finite class per element, finite values within tol.
-CompareResult compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol) {
+CompareResult compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol, const SkipMask* skip) {
   CompareResult r;
   r.difference = shape_difference(got, want);
   if (!r.difference.empty()) return r;
   for (std::int64_t i = 0; i < want.numel(); ++i) {
+    if (skipped(skip, i)) {
+      ++r.skipped;
+      continue;
+    }
     double g = got.element_as_double(i), w = want.element_as_double(i);
     ++r.compared;
     if (classify(g) != classify(w)) {
@@ -70,13 +80,14 @@ CompareResult compare_tensors(const Tensor& got, const Tensor& want, Tolerance t
 }
 
 // Against the fp64 reference, skipping ill-conditioned reference elements.
-CompareResult compare_to_reference(const Tensor& got, const Tensor& ref, Tolerance tol, double huge) {
+CompareResult compare_to_reference(const Tensor& got, const Tensor& ref, Tolerance tol, double huge,
+                                   const SkipMask* skip) {
   CompareResult r;
   r.difference = shape_difference(got, ref);
   if (!r.difference.empty()) return r;
   for (std::int64_t i = 0; i < ref.numel(); ++i) {
     double g = got.element_as_double(i), w = ref.element_as_double(i);
-    if (classify(w) != ValueClass::Finite || std::abs(w) > huge) {
+    if (classify(w) != ValueClass::Finite || std::abs(w) > huge || skipped(skip, i)) {
       ++r.skipped;
       continue;
     }
@@ -89,6 +100,19 @@ CompareResult compare_to_reference(const Tensor& got, const Tensor& ref, Toleran
     }
   }
   return r;
+}
+
+// Where the model's and its twin's references differ: bit for bit, since both
+// are the same fp64 computation except where a clamped infinity flowed.
+SkipMask saturated_elements(const Tensor& ref, const Tensor& twin) {
+  if (ref.shape() != twin.shape()) return {};
+  SkipMask mask(static_cast<std::size_t>(ref.numel()), false);
+  for (std::int64_t i = 0; i < ref.numel(); ++i) {
+    double a = ref.element_as_double(i), b = twin.element_as_double(i);
+    bool same = std::isnan(a) ? std::isnan(b) : std::memcmp(&a, &b, sizeof a) == 0;
+    mask[static_cast<std::size_t>(i)] = !same;
+  }
+  return mask;
 }
 
 }  // namespace canary::differential

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "canary/tensor.h"
 
@@ -31,10 +32,21 @@ struct CompareResult {
   std::int64_t non_finite = 0;  // NaN/Inf elements of want (compare_tensors)
 };
 
-// Same shape, same non-finite class per element, finite values within tol.
-CompareResult compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol);
+// Elements a comparison leaves out (counted as skipped): true where the value
+// depends on an infinity clamped to the f32 limits (see saturated_elements).
+using SkipMask = std::vector<bool>;
+
+// Same shape, same non-finite class per element, finite values within tol;
+// elements the mask marks (when given) are skipped.
+CompareResult compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol, const SkipMask* skip = nullptr);
 // Against the fp64 reference: same shape; elements where the reference is not
-// finite or larger than huge are skipped; elsewhere got must be finite and within tol.
-CompareResult compare_to_reference(const Tensor& got, const Tensor& ref, Tolerance tol, double huge = 1e30);
+// finite or larger than huge, or that the mask marks, are skipped; elsewhere
+// got must be finite and within tol.
+CompareResult compare_to_reference(const Tensor& got, const Tensor& ref, Tolerance tol, double huge = 1e30,
+                                   const SkipMask* skip = nullptr);
+// The elements where two fp64 reference results of the same inputs differ
+// (any bit, NaNs aside): ref from the model, twin from its unsaturated twin.
+// Empty when the shapes differ (then nothing is skipped).
+SkipMask saturated_elements(const Tensor& ref, const Tensor& twin);
 
 }  // namespace canary::differential
