@@ -1,10 +1,12 @@
-// Entry guards: rank, dtype and alignment of every entry value; each dim
-// either by value (exact) or, once learned symbolic, by its constraints: a
-// range that excludes 0 and 1 (so broadcasting stays as compiled) and
-// equality with the dims it was always seen equal to.
+// Entry guards: rank, dtype and alignment of every entry value that is not a
+// model constant; each dim either by value (exact) or, once learned
+// symbolic, by its constraints: a range that excludes 0 and 1 (so
+// broadcasting stays as compiled) and equality with the dims it was always
+// seen equal to.
 #include "jit/plan_guards.h"
 
 #include <map>
+#include <set>
 
 namespace canary::jit {
 
@@ -55,17 +57,29 @@ void guard_symbolic_dim(const DimRef& dim, std::int64_t seen, const ShapeKnowled
   plan.guards.guards.push_back(make(GuardKind::CaptureDim, dim.entry, dim.axis, slot));
 }
 
+// The registers of the program's constants (initializers, Constant nodes):
+// pinned and loaded once when a session is made, never written by any
+// instruction (vm/register_allocation.cpp), so their rank, dtype, dims and
+// alignment at every entry are the ones recorded and need no guard.
+std::set<std::uint32_t> constant_registers(const vm::Program& program) {
+  std::set<std::uint32_t> regs;
+  for (const auto& [reg, value] : program.constants()) regs.insert(reg.index);
+  return regs;
+}
+
 }  // namespace
 
 void plan_entry_guards(const vm::Program& program, const Trace& trace, const ShapeKnowledge& knowledge,
                        Plan& plan) {
   std::map<std::int64_t, std::uint32_t> symbol_of_value;
   const bool symbolic = plan.tier != Tier::ExactFused;
+  const std::set<std::uint32_t> constants = constant_registers(program);
   plan.entry = trace.entry;
   for (std::uint32_t i = 0; i < trace.entry.size(); ++i) {
     const TraceValue& v = trace.entry[i];
     plan.entry_regs.push_back(v.reg);
     plan.entry_names.push_back(entry_name(program, v.reg, trace.start_pc));
+    if (constants.count(v.reg.index)) continue;  // the shape the trace recorded is the only one it can have
     if (!v.defined) {
       plan.guards.guards.push_back(make(GuardKind::Rank, i, 0, -1));
       continue;

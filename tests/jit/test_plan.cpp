@@ -93,6 +93,22 @@ TEST_CASE("exact plans guard every dim by value; symbolic ones by range and capt
   CHECK_FALSE(sym.fused[0].spec.exact_dims.has_value());
 }
 
+TEST_CASE("model constants are entry values without guards; inputs keep theirs", "[unit][jit][plan]") {
+  auto r = record(kChainWithMatMul, {Tensor::empty(DType::F32, {3, 4}), Tensor::empty(DType::F32, {4})});
+  const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
+  // Entry values x, half, b, w: half and w are constants (pinned, never written).
+  REQUIRE(plan.entry_names.size() == 4);
+  std::vector<int> guards_of(plan.entry_names.size(), 0);
+  for (const Guard& g : plan.guards.guards) ++guards_of.at(g.tensor);
+  for (std::size_t i = 0; i < plan.entry_names.size(); ++i) {
+    INFO(plan.entry_names[i]);
+    const bool constant = plan.entry_names[i] == "half" || plan.entry_names[i] == "w";
+    if (constant) CHECK(guards_of[i] == 0);
+    else CHECK(guards_of[i] >= 3);  // rank, dtype, alignment and the dims
+  }
+  CHECK(plan.exits.size() >= plan.guards.guards.size());
+}
+
 TEST_CASE("the unfused tier plans every op as a kernel call", "[unit][jit][plan]") {
   auto r = record(kChainWithMatMul, {Tensor::empty(DType::F32, {3, 4}), Tensor::empty(DType::F32, {4})});
   PlanOptions po;
