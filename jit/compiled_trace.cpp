@@ -188,13 +188,13 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
         frame.registers[plan_.hoisted_outputs[u.hoist][u.output].index] = std::move(parked);
     }
     if (!step.hoisted) {
-      if (!run_step(step, frame, ctx, scratch, run)) return false;
+      if (!run_step(step, frame, ctx, scratch, run)) return replay_before_exit(step, frame);
       continue;
     }
     const std::vector<vm::RegId>& outputs = plan_.hoisted_outputs[step.hoist];
     std::vector<Tensor>& saved = scratch.hoisted[step.hoist];
     if (first) {
-      if (!run_step(step, frame, ctx, scratch, run)) return false;
+      if (!run_step(step, frame, ctx, scratch, run)) return replay_before_exit(step, frame);
       for (std::size_t i = 0; i < outputs.size(); ++i) saved[i] = frame.registers[outputs[i].index];
     } else {
       // The register's buffer (the value a later step left there) is parked
@@ -207,6 +207,26 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
     }
   }
   return true;
+}
+
+// Before an exit from a step that sunk ops overtook: runs them with the
+// interpreter's kernels, in recorded order, so that the interpreter resumes
+// at the exit's pc with everything recorded before it done. Their inputs are
+// intact (nothing between an op and its group overwrites them). A kernel
+// error here is the one the interpreter raises at that op (the ops that ran
+// after it cannot run twice, so it cannot resume there): it reaches the
+// caller with the op's node, as from the interpreter. Returns false.
+bool CompiledTrace::replay_before_exit(const Step& step, const vm::FrameView& frame) const {
+  for (vm::Pc pc : step.replay) {
+    try {
+      run_kernel_at(pc, frame);
+    } catch (const Error& e) {
+      throw Error(e.kind(), program_->node_context(program_->at(pc)) + e.detail());
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorKind::Resource, program_->node_context(program_->at(pc)) + "out of memory");
+    }
+  }
+  return false;
 }
 
 // Runs one step; false after taking a side exit (run says where).

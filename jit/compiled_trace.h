@@ -104,6 +104,7 @@ class CompiledTrace {
                  bool first) const;
   bool run_step(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                 TraceRun& run) const;
+  bool replay_before_exit(const Step& step, const vm::FrameView& frame) const;
   vm::TierTimers::Bucket* timer_bucket(const Step& step, vm::TierTimers& timers) const;
   bool run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                  TraceRun& run) const;

@@ -372,6 +372,7 @@ std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tie
   po.contraction_epilogues = options_.contraction_epilogues;
   po.epilogue_min_elements = options_.epilogue_min_elements;
   po.hoist_invariants = options_.hoist_loop_invariants;
+  po.nonadjacent_fusion = options_.nonadjacent_fusion;
   if (injected_fault()) {
     error = "injected fault (fault injection point 'compile')";
     return nullptr;
@@ -504,6 +505,7 @@ void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std:
               std::to_string(p.fused_ops) + " ops, " +
               (p.hoisted_outputs.empty() ? std::string()
                                          : std::to_string(p.hoisted_outputs.size()) + " loop-invariant steps hoisted, ") +
+              (p.sunk_ops == 0 ? std::string() : std::to_string(p.sunk_ops) + " ops sunk into later groups, ") +
               std::to_string(p.guards.guards.size()) + " guards, " +
               std::to_string(trace->code_bytes()) + " bytes in " + std::to_string(trace->compile_ms()) + " ms";
   events_.add(std::move(e));

@@ -41,6 +41,7 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::sh
   first.plan.contraction_epilogues = options_.contraction_epilogues;
   first.plan.epilogue_min_elements = options_.epilogue_min_elements;
   first.plan.hoist_invariants = options_.hoist_loop_invariants;
+  first.plan.nonadjacent_fusion = options_.nonadjacent_fusion;
   first.isa = *isa_;
   first.name = cost::candidate_name(first.plan, first.isa, false);
   const cost::TraceTraits traits = cost::trace_traits(*program_, task.trace, first.knowledge);

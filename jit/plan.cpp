@@ -14,6 +14,7 @@
 
 #include "jit/plan_contraction.h"
 #include "jit/plan_fusion.h"
+#include "jit/plan_groups.h"
 #include "jit/plan_guards.h"
 #include "jit/plan_hoisting.h"
 #include "jit/plan_rows.h"
@@ -27,6 +28,20 @@ using RegSet = std::unordered_set<std::uint32_t>;
 struct Group {
   std::size_t first = 0, last = 0;  // op indices, inclusive
 };
+
+// Where compiled code may exit before an op: group starts, the op after a
+// contraction (its separate group's layout exit), branches and row kernels.
+std::vector<bool> exits_before(const vm::Program& program, const Trace& trace, const std::vector<GroupRange>& groups,
+                               const std::vector<std::optional<ContractionMatch>>& contractions, bool rows_allowed) {
+  std::vector<bool> exit_before(trace.ops.size(), false);
+  for (const GroupRange& g : groups) exit_before[g.first] = true;
+  for (std::size_t i = 0; i < trace.ops.size(); ++i)
+    if (contractions[i]) exit_before[i + 1] = true;
+  for (std::size_t i = 0; i < trace.ops.size(); ++i)
+    if (trace.ops[i].opcode == vm::Opcode::JumpIfFalse || (rows_allowed && is_row_candidate(program, trace, i)))
+      exit_before[i] = true;
+  return exit_before;
+}
 
 void add_live(RegSet& set, const vm::Program& program, vm::Pc pc) {
   for (vm::RegId r : program.live_at(pc)) set.insert(r.index);
@@ -47,29 +62,6 @@ std::vector<std::optional<ContractionMatch>> find_contractions(const vm::Program
     if (found[i]) i = found[i]->last;
   }
   return found;
-}
-
-// Forward pass: which runs of ops form fused groups (ops an epilogue absorbed excluded).
-std::vector<Group> find_groups(const vm::Program& program, const Trace& trace, const ScalarConstants& constants,
-                               Tier tier, const std::vector<bool>& absorbed) {
-  std::vector<Group> groups;
-  if (tier == Tier::Unfused) return groups;
-  bool open = false;
-  Shape shape;
-  for (std::size_t i = 0; i < trace.ops.size(); ++i) {
-    const TraceOp& op = trace.ops[i];
-    const bool fusible = !absorbed[i] && fusible_op(program, op, constants).has_value();
-    if (fusible && open && op.outputs[0].shape == shape) {
-      groups.back().last = i;
-      continue;
-    }
-    open = fusible;
-    if (fusible) {
-      groups.push_back({i, i});
-      shape = op.outputs[0].shape;
-    }
-  }
-  return groups;
 }
 
 // Backward pass: registers live after each op, counting every place compiled
@@ -169,6 +161,93 @@ bool build_fused(const vm::Program& program, const Trace& trace, const Group& g,
   return true;
 }
 
+// True when no pc appears twice in the trace (a pc then names one op, which
+// is how exits find the ops to replay).
+bool pcs_unique(const Trace& trace) {
+  std::unordered_set<vm::Pc> seen;
+  for (const TraceOp& op : trace.ops)
+    if (!seen.insert(op.pc).second) return false;
+  return true;
+}
+
+// Runs of consecutive recorded ops in a group's members.
+std::vector<GroupMembers> adjacent_runs(const GroupMembers& members) {
+  std::vector<GroupMembers> runs;
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    if (k == 0 || members[k] != members[k - 1] + 1) runs.emplace_back();
+    runs.back().push_back(members[k]);
+  }
+  return runs;
+}
+
+// The order the steps run in: contraction epilogues matched and fused groups
+// formed on the recorded trace, which is then reordered so that every group
+// is contiguous; and the liveness the planner decides stores from, on that
+// order. A sunk group that would not build (more outputs than a kernel
+// takes) falls back to its adjacent runs, so fusing further never fuses less.
+struct PlanOrder {
+  ReorderedTrace reordered;
+  std::vector<std::optional<ContractionMatch>> contractions;  // by reordered op index
+  std::vector<RegSet> live_after;
+};
+
+PlanOrder plan_order(const vm::Program& program, const Trace& recorded, const ScalarConstants& constants,
+                     const PlanOptions& options, bool rows_allowed) {
+  const std::vector<std::optional<ContractionMatch>> found = find_contractions(program, recorded, constants, options);
+  std::vector<bool> absorbed(recorded.ops.size(), false);
+  for (std::size_t i = 0; i < recorded.ops.size(); ++i)
+    if (found[i]) std::fill(absorbed.begin() + i + 1, absorbed.begin() + found[i]->last + 1, true);
+  const std::vector<bool> in_place = options.hoist_invariants ? loop_invariant_ops(program, recorded)
+                                                               : std::vector<bool>(recorded.ops.size(), false);
+  std::vector<GroupMembers> members = form_groups(program, recorded, constants, options.tier, absorbed,
+                                                  options.nonadjacent_fusion && pcs_unique(recorded), in_place);
+  for (;;) {
+    PlanOrder order;
+    order.reordered = reorder_for_groups(recorded, members);
+    const Trace& trace = order.reordered.trace;
+    // An epilogue chain holds no group member, so it stays contiguous.
+    order.contractions.assign(trace.ops.size(), std::nullopt);
+    for (std::size_t i = 0; i < recorded.ops.size(); ++i) {
+      if (!found[i]) continue;
+      ContractionMatch match = *found[i];
+      const std::size_t at = order.reordered.position[i];
+      match.last = at + (match.last - i);
+      order.contractions[at] = std::move(match);
+    }
+    order.live_after = live_after_ops(
+        program, trace, exits_before(program, trace, order.reordered.groups, order.contractions, rows_allowed));
+    std::vector<GroupMembers> next;
+    bool split = false;
+    for (const GroupRange& range : order.reordered.groups) {
+      FusedStep dry;
+      if (range.sunk && !build_fused(program, trace, Group{range.first, range.last}, constants,
+                                     order.live_after[range.last], options, dry)) {
+        for (GroupMembers& run : adjacent_runs(members[range.group])) next.push_back(std::move(run));
+        split = true;
+      } else {
+        next.push_back(members[range.group]);
+      }
+    }
+    if (!split) return order;
+    std::sort(next.begin(), next.end());
+    members = std::move(next);
+  }
+}
+
+// Each step's replays: the sunk ops recorded before the pc its exits resume
+// at that have not run when it exits (plan_groups.h).
+void add_replays(const ReorderedTrace& reordered, Plan& plan) {
+  if (reordered.sunk_ops == 0) return;
+  std::unordered_map<vm::Pc, std::size_t> index_of;
+  for (std::size_t j = 0; j < reordered.trace.ops.size(); ++j) index_of.emplace(reordered.trace.ops[j].pc, j);
+  for (Step& s : plan.steps) {
+    const std::size_t resume = index_of.at(s.pc);
+    const bool sunk = s.kind == StepKind::Fused && plan.fused[s.fused].sunk;
+    const std::size_t first = sunk ? index_of.at(plan.fused[s.fused].pcs.front()) : resume;
+    s.replay = pending_replays(reordered, first, resume);
+  }
+}
+
 Step kernel_step(const TraceOp& op) {
   Step s;
   s.pc = op.pc;
@@ -238,7 +317,7 @@ std::string_view tier_name(Tier tier) {
   return "?";
 }
 
-Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowledge& knowledge,
+Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKnowledge& knowledge,
                 const PlanOptions& options) {
   Plan plan;
   plan.tier = options.tier;
@@ -246,34 +325,26 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
   plan.bf16_matmul = options.bf16_matmul;
   plan.accumulation = options.accumulation;
   plan.threads = options.threads;
-  plan.loops = trace.loops();
-  plan.anchor_pc = trace.anchor_pc;
-  plan.start_pc = trace.start_pc;
-  plan.end_pc = trace.end_pc;
+  plan.loops = recorded.loops();
+  plan.anchor_pc = recorded.anchor_pc;
+  plan.start_pc = recorded.start_pc;
+  plan.end_pc = recorded.end_pc;
   if (plan.loops) {
-    const vm::Instruction& header = program.at(trace.anchor_pc);
+    const vm::Instruction& header = program.at(recorded.anchor_pc);
     plan.loop_slot = header.slot;
     plan.loop_condition = program.inputs_of(header)[0];
     plan.loop_iteration = program.outputs_of(header)[0];
   }
-  plan_entry_guards(program, trace, knowledge, plan);
+  plan_entry_guards(program, recorded, knowledge, plan);
 
   const ScalarConstants constants = scalar_constants(program);
-  std::vector<std::optional<ContractionMatch>> contractions = find_contractions(program, trace, constants, options);
-  std::vector<bool> absorbed(trace.ops.size(), false);
-  for (std::size_t i = 0; i < trace.ops.size(); ++i)
-    if (contractions[i]) std::fill(absorbed.begin() + i + 1, absorbed.begin() + contractions[i]->last + 1, true);
-  std::vector<Group> groups = find_groups(program, trace, constants, options.tier, absorbed);
-  std::vector<bool> exit_before(trace.ops.size(), false);
-  for (const Group& g : groups) exit_before[g.first] = true;
-  // A contraction's separate group may take a layout exit before its first op.
-  for (std::size_t i = 0; i < trace.ops.size(); ++i)
-    if (contractions[i]) exit_before[i + 1] = true;
   const bool rows_allowed = options.tier != Tier::Unfused;
-  for (std::size_t i = 0; i < trace.ops.size(); ++i)
-    if (trace.ops[i].opcode == vm::Opcode::JumpIfFalse || (rows_allowed && is_row_candidate(program, trace, i)))
-      exit_before[i] = true;
-  const std::vector<RegSet> live_after = live_after_ops(program, trace, exit_before);
+  const PlanOrder order = plan_order(program, recorded, constants, options, rows_allowed);
+  const Trace& trace = order.reordered.trace;
+  const std::vector<GroupRange>& groups = order.reordered.groups;
+  std::vector<std::optional<ContractionMatch>> contractions = order.contractions;
+  const std::vector<RegSet>& live_after = order.live_after;
+  plan.sunk_ops = order.reordered.sunk_ops;
 
   std::size_t next_group = 0;
   for (std::size_t i = 0; i < trace.ops.size(); ++i) {
@@ -293,9 +364,11 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
       // the absorbed ops would run as kernel steps.
     }
     if (next_group < groups.size() && groups[next_group].first == i) {
-      const Group g = groups[next_group++];
-      // A group feeding a row op right after it becomes that row kernel's prologue.
-      if (g.last + 1 < trace.ops.size() && is_row_candidate(program, trace, g.last + 1)) {
+      const GroupRange range = groups[next_group++];
+      const Group g{range.first, range.last};
+      // A group feeding a row op right after it becomes that row kernel's
+      // prologue (not a sunk one: the row step exits at its first pc).
+      if (!range.sunk && g.last + 1 < trace.ops.size() && is_row_candidate(program, trace, g.last + 1)) {
         RowStep rs;
         bool absorbed = false;
         if (build_row(program, trace, g.last + 1, std::pair(g.first, g.last), constants, live_after[g.last],
@@ -309,7 +382,9 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
       FusedStep fs;
       if (build_fused(program, trace, g, constants, live_after[g.last], options, fs)) {
         plan.fused_ops += g.last - g.first + 1;
-        plan.steps.push_back(add_group(plan, std::move(fs), op.pc));
+        // A sunk group runs at its last member's place and exits there.
+        fs.sunk = range.sunk;
+        plan.steps.push_back(add_group(plan, std::move(fs), range.sunk ? trace.ops[g.last].pc : op.pc));
         i = g.last;
         continue;
       }
@@ -328,6 +403,7 @@ Plan plan_trace(const vm::Program& program, const Trace& trace, const ShapeKnowl
                         "branch at pc " + std::to_string(op.pc) + (op.condition ? " taken" : " not taken"));
     plan.steps.push_back(s);
   }
+  add_replays(order.reordered, plan);
   if (options.hoist_invariants) hoist_loop_invariants(program, trace, plan);
   return plan;
 }

@@ -70,6 +70,9 @@ struct FusedStep {
   // intermediate value turning into 1 changes them).
   std::uint32_t full_masks[3] = {0, 0, 0};
   std::vector<std::uint8_t> input_ranks;
+  // Non-adjacent fusion moved the earlier members to the last one's place
+  // (plan_groups.h): the step runs, and its exits resume, at the last pc.
+  bool sunk = false;
 };
 
 // A row kernel: an elementwise prologue (possibly just the row op's input)
@@ -101,6 +104,11 @@ struct Step {
   // (Plan::hoisted_outputs[hoist] are the registers).
   bool hoisted = false;
   std::uint32_t hoist = 0;
+  // Ops recorded before this step's pc that run after it (members of a
+  // fused group sunk past it, plan_groups.h): an exit from the step runs
+  // them with the interpreter's kernels, in recorded order, before the
+  // interpreter resumes at the exit's pc.
+  std::vector<vm::Pc> replay;
 };
 
 // A MatMul, Gemm or Conv and the unary elementwise ops after it, which read
@@ -167,6 +175,7 @@ struct Plan {
   vm::RegId loop_condition;             // loop traces: the header's condition register
   vm::RegId loop_iteration;             // loop traces: the header's iteration register
   std::size_t fused_ops = 0;            // instructions inside fused groups and contraction epilogues
+  std::size_t sunk_ops = 0;             // ops a fused group runs later than recorded (non-adjacent fusion)
 
   // A readable listing: guards, steps, groups (what `canary inspect` prints).
   std::string describe(const vm::Program& program) const;
@@ -193,6 +202,9 @@ struct PlanOptions {
   std::int64_t epilogue_min_elements = 0;
   // Loop traces run loop-invariant steps once per trace run (JitOptions::hoist_loop_invariants).
   bool hoist_invariants = true;
+  // Fused groups take ops of their shape further on when nothing in between
+  // needs the earlier ones (JitOptions::nonadjacent_fusion, plan_groups.h).
+  bool nonadjacent_fusion = true;
 };
 
 // Plans a trace. Never fails: ops it cannot fuse become kernel steps.

@@ -18,6 +18,7 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
       const FusedStep& f = plan.fused[s.fused];
       os << "fused group " << s.fused << ": " << f.pcs.size() << " ops at pcs";
       for (vm::Pc pc : f.pcs) os << ' ' << pc;
+      if (f.sunk) os << " (sunk to pc " << s.pc << ")";
       os << ", " << f.inputs.size() << " inputs, " << f.outputs.size() << " outputs: " << f.spec.key();
       break;
     }
@@ -41,6 +42,11 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
     case StepKind::LoopNext: os << "loop next pc " << s.pc; break;
   }
   if (s.hoisted) os << " [hoisted: first iteration only]";
+  if (!s.replay.empty()) {
+    os << " [an exit replays pcs";
+    for (vm::Pc pc : s.replay) os << ' ' << pc;
+    os << "]";
+  }
   return os.str();
 }
 

@@ -136,6 +136,13 @@ std::optional<FusibleOp> fusible_op(const vm::Program& program, const TraceOp& o
 
 GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::size_t first, std::size_t last,
                          const ScalarConstants& constants) {
+  std::vector<std::size_t> ops;
+  for (std::size_t i = first; i <= last; ++i) ops.push_back(i);
+  return build_group_dag(program, trace, ops, constants);
+}
+
+GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::span<const std::size_t> ops,
+                         const ScalarConstants& constants) {
   GroupDag dag;
   FusedElementwiseSpec& spec = dag.spec;
   std::unordered_map<std::uint32_t, std::uint16_t> node_of_reg, input_node, constant_node;
@@ -158,7 +165,7 @@ GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::si
     }
     return it->second;
   };
-  for (std::size_t i = first; i <= last; ++i) {
+  for (std::size_t i : ops) {
     const TraceOp& op = trace.ops[i];
     const FusibleOp f = *fusible_op(program, op, constants);
     const std::uint16_t a = operand(op.inputs[0]);

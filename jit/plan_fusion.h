@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <unordered_map>
 
 #include "jit/plan.h"
@@ -38,6 +39,9 @@ struct GroupDag {
   std::vector<vm::Pc> pcs;
 };
 GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::size_t first, std::size_t last,
+                         const ScalarConstants& constants);
+// The same for the trace ops at `ops` (ascending indices), in that order.
+GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::span<const std::size_t> ops,
                          const ScalarConstants& constants);
 // A DAG of one input: what a row kernel without a prologue reads.
 GroupDag identity_dag(const TraceValue& value);

@@ -150,4 +150,23 @@ std::size_t hoist_loop_invariants(const vm::Program& program, const Trace& trace
   return count;
 }
 
+std::vector<bool> loop_invariant_ops(const vm::Program& program, const Trace& trace) {
+  std::vector<bool> invariant(trace.ops.size(), false);
+  if (!trace.loops() || trace.ops.empty()) return invariant;
+  const RegSet written = written_in_body(program, trace.anchor_pc, trace.start_pc, trace.ops.back().pc);
+  RegSet invariant_results;  // registers holding an invariant op's result at this point
+  for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+    const TraceOp& op = trace.ops[i];
+    invariant[i] = op.opcode == vm::Opcode::Kernel && !op.outputs.empty() &&
+                   std::all_of(op.inputs.begin(), op.inputs.end(), [&](const TraceValue& v) {
+                     return !v.reg.valid() || !written.count(v.reg.index) || invariant_results.count(v.reg.index);
+                   });
+    for_each_write(program, op.pc, [&](std::uint32_t r) {
+      if (invariant[i]) invariant_results.insert(r);
+      else invariant_results.erase(r);
+    });
+  }
+  return invariant;
+}
+
 }  // namespace canary::jit

@@ -13,4 +13,9 @@ namespace canary::jit {
 // nothing for a plan that does not loop.
 std::size_t hoist_loop_invariants(const vm::Program& program, const Trace& trace, Plan& plan);
 
+// Per trace op: a kernel call of a loop trace that reads only loop
+// invariants, as a step of its own would be hoisted (all false for a trace
+// that does not loop). Grouping keeps these in place, so they stay hoistable.
+std::vector<bool> loop_invariant_ops(const vm::Program& program, const Trace& trace);
+
 }  // namespace canary::jit

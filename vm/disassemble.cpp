@@ -106,4 +106,11 @@ std::vector<RegId> Program::live_at(Pc pc) const {
   return regs;
 }
 
+// The node prefix of a kernel error at an instruction.
+std::string Program::node_context(const Instruction& in) const {
+  const NodeInfo* node = node_of(in);
+  if (node == nullptr) return "";
+  return "node '" + node->name + "' (" + std::string(graph::op_name(node->op)) + "): ";
+}
+
 }  // namespace canary::vm

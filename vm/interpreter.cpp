@@ -205,9 +205,7 @@ void Interpreter::execute() {
 // "node 'NAME' (Op): " and keep their kind.
 void Interpreter::rethrow_at(Pc pc) {
   const Instruction& in = code_[pc];
-  const NodeInfo* node = program_->node_of(in);
-  const std::string prefix =
-      node ? "node '" + node->name + "' (" + std::string(graph::op_name(node->op)) + "): " : std::string();
+  const std::string prefix = program_->node_context(in);
   try {
     throw;
   } catch (const Error& e) {
@@ -222,9 +220,7 @@ void Interpreter::rethrow_at(Pc pc) {
 
 // Throws an error of kind prefixed with the instruction's node.
 void Interpreter::fail(const Instruction& in, ErrorKind kind, const std::string& text) const {
-  const NodeInfo* node = program_->node_of(in);
-  if (!node) throw Error(kind, text);
-  throw Error(kind, "node '" + node->name + "' (" + std::string(graph::op_name(node->op)) + "): " + text);
+  throw Error(kind, program_->node_context(in) + text);
 }
 
 }  // namespace canary::vm

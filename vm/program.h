@@ -95,6 +95,9 @@ class Program {
   const NodeInfo* node_of(const Instruction& in) const {
     return in.node < d_.nodes.size() ? &d_.nodes[in.node] : nullptr;
   }
+  // "node 'NAME' (Op): ", what a kernel error raised at the instruction is
+  // prefixed with; empty for structural instructions.
+  std::string node_context(const Instruction& in) const;
   const std::vector<Anchor>& anchors() const { return d_.anchors; }
 
   // Registers.

@@ -49,6 +49,12 @@ struct JitOptions {
   // run and reuse their results on the next iterations, e.g. a weight
   // Transpose or a sum of two bias constants inside an exported LSTM loop.
   bool hoist_loop_invariants = true;
+  // Non-adjacent fusion: an elementwise op joins an earlier fused group of
+  // its shape even when other ops were recorded in between, if none of them
+  // needs the group's earlier ops (those then run later, at the op's place;
+  // an exit in between computes them first). Off: groups are runs of
+  // adjacent ops only.
+  bool nonadjacent_fusion = true;
   double range_margin = 0.5;
   // Per anchor: most variants installed at once, and most compiles ever
   // attempted before the anchor waits out a penalty (which grows with each

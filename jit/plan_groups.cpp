@@ -1,0 +1,164 @@
+// Fused groups of a trace and the order their steps run in (see plan_groups.h).
+#include "jit/plan_groups.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+
+namespace canary::jit {
+
+namespace {
+
+constexpr std::size_t kNoGroup = std::numeric_limits<std::size_t>::max();
+
+// Whether a group of these ops still builds: few enough inputs, and a layout
+// that collapses into three dims (otherwise its ops would all run unfused).
+bool group_builds(const vm::Program& program, const Trace& trace, const GroupMembers& ops,
+                  const ScalarConstants& constants) {
+  const GroupDag dag = build_group_dag(program, trace, ops, constants);
+  if (dag.inputs.size() > kMaxFusedInputs) return false;
+  std::vector<std::span<const std::int64_t>> shapes(dag.input_shapes.begin(), dag.input_shapes.end());
+  CollapsedLayout layout;
+  return collapse_layout(trace.ops[ops.front()].outputs[0].shape, shapes, layout);
+}
+
+// Members recorded before a non-member that runs ahead of them.
+std::size_t moved_members(const GroupMembers& ops) {
+  std::size_t moved = 0;
+  for (std::size_t k = 0; k < ops.size(); ++k)
+    if (ops.back() - ops[k] != ops.size() - 1 - k) ++moved;
+  return moved;
+}
+
+}  // namespace
+
+bool is_group_barrier(const TraceOp& op) { return op.opcode != vm::Opcode::Kernel; }
+
+graph::SequenceDependences trace_dependences(const Trace& trace) {
+  graph::SequenceDependences deps(trace.ops.size());
+  std::unordered_map<std::uint32_t, std::size_t> last_writer;
+  std::unordered_map<std::uint32_t, std::vector<std::size_t>> readers;  // since the last write
+  for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+    const TraceOp& op = trace.ops[i];
+    for (const TraceValue& v : op.inputs) {
+      if (!v.reg.valid()) continue;
+      if (auto w = last_writer.find(v.reg.index); w != last_writer.end() && w->second != i) deps.add(w->second, i);
+      readers[v.reg.index].push_back(i);
+    }
+    auto write = [&](vm::RegId reg) {
+      if (!reg.valid()) return;
+      if (auto w = last_writer.find(reg.index); w != last_writer.end() && w->second != i) deps.add(w->second, i);
+      for (std::size_t r : readers[reg.index])
+        if (r != i) deps.add(r, i);
+      readers[reg.index].clear();
+      last_writer[reg.index] = i;
+    };
+    for (const TraceValue& v : op.outputs) write(v.reg);
+    // A move may steal its sources' buffers: it writes them too.
+    if (op.opcode == vm::Opcode::Move)
+      for (const TraceValue& v : op.inputs) write(v.reg);
+  }
+  return deps;
+}
+
+std::vector<GroupMembers> form_groups(const vm::Program& program, const Trace& trace, const ScalarConstants& constants,
+                                      Tier tier, const std::vector<bool>& absorbed, bool nonadjacent,
+                                      const std::vector<bool>& in_place) {
+  std::vector<GroupMembers> groups;
+  if (tier == Tier::Unfused) return groups;
+  const graph::SequenceDependences deps = nonadjacent ? trace_dependences(trace) : graph::SequenceDependences(0);
+  std::vector<std::size_t> open;      // groups formed since the last barrier
+  std::size_t run = kNoGroup;         // the group the previous op is in
+  for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+    const TraceOp& op = trace.ops[i];
+    if (is_group_barrier(op)) {
+      open.clear();
+      run = kNoGroup;
+      continue;
+    }
+    if (absorbed[i] || !fusible_op(program, op, constants)) {
+      run = kNoGroup;
+      continue;
+    }
+    const Shape& shape = op.outputs[0].shape;
+    auto shape_of = [&](std::size_t g) -> const Shape& { return trace.ops[groups[g].front()].outputs[0].shape; };
+    if (run != kNoGroup && shape_of(run) == shape) {
+      groups[run].push_back(i);
+      continue;
+    }
+    run = kNoGroup;
+    auto movable = [&](std::size_t g) {
+      return std::none_of(groups[g].begin(), groups[g].end(), [&](std::size_t m) { return in_place[m]; });
+    };
+    for (auto g = open.rbegin(); nonadjacent && !in_place[i] && g != open.rend(); ++g) {
+      if (shape_of(*g) != shape || !movable(*g)) continue;
+      GroupMembers joined = groups[*g];
+      joined.push_back(i);
+      if (!deps.can_sink_to_last(joined) || !group_builds(program, trace, joined, constants)) continue;
+      groups[*g] = std::move(joined);
+      run = *g;
+      break;
+    }
+    if (run == kNoGroup) {
+      run = groups.size();
+      open.push_back(run);
+      groups.push_back({i});
+    }
+  }
+  return groups;
+}
+
+ReorderedTrace reorder_for_groups(const Trace& trace, const std::vector<GroupMembers>& groups) {
+  const std::size_t n = trace.ops.size();
+  std::vector<std::size_t> group_of(n, kNoGroup);
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::size_t i : groups[g]) group_of[i] = g;
+  ReorderedTrace out;
+  out.trace = trace;
+  out.trace.ops.clear();
+  out.trace.ops.reserve(n);
+  out.recorded.reserve(n);
+  out.position.assign(n, 0);
+  auto emit = [&](std::size_t i) {
+    out.position[i] = out.trace.ops.size();
+    out.recorded.push_back(i);
+    out.trace.ops.push_back(trace.ops[i]);
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t g = group_of[i];
+    if (g == kNoGroup) {
+      emit(i);
+      continue;
+    }
+    const GroupMembers& members = groups[g];
+    if (i != members.back()) continue;  // runs at the last member's place
+    GroupRange range;
+    range.group = g;
+    range.first = out.trace.ops.size();
+    for (std::size_t m : members) emit(m);
+    range.last = out.trace.ops.size() - 1;
+    const std::size_t moved = moved_members(members);
+    range.sunk = moved > 0;
+    out.sunk_ops += moved;
+    out.groups.push_back(range);
+  }
+  return out;
+}
+
+std::vector<vm::Pc> pending_replays(const ReorderedTrace& reordered, std::size_t first, std::size_t resume) {
+  std::vector<vm::Pc> pcs;
+  if (reordered.sunk_ops == 0) return pcs;
+  const std::size_t before = reordered.recorded[resume];
+  std::vector<std::size_t> pending;
+  // Members never sink past a barrier, so the scan ends at the next one.
+  for (std::size_t j = first; j < reordered.recorded.size(); ++j) {
+    if (j > first && is_group_barrier(reordered.trace.ops[j])) break;
+    if (reordered.recorded[j] < before) pending.push_back(reordered.recorded[j]);
+  }
+  std::sort(pending.begin(), pending.end());
+  for (std::size_t i : pending) pcs.push_back(reordered.trace.ops[reordered.position[i]].pc);
+  return pcs;
+}
+
+}  // namespace canary::jit

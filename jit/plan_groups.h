@@ -1,0 +1,70 @@
+// Fused groups of a trace: which fusible elementwise ops run as one kernel,
+// and the order the steps run in so that every group is contiguous.
+//
+// A group is a run of adjacent ops of one output shape or, with non-adjacent
+// fusion, ops of one shape further apart: the earlier members sink to the
+// last one's place when no op in between needs any of them, directly or
+// through others (graph/fusion_analysis.h, on the ops' dependences through
+// registers: reads after writes, writes after reads, writes after writes).
+// Members only ever move later, so an exit at a step between them resumes
+// the interpreter at that step's pc after replaying the members that have
+// not run yet (Step::replay); no op that already ran is run twice.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "graph/fusion_analysis.h"
+#include "jit/plan.h"
+#include "jit/plan_fusion.h"
+
+namespace canary::jit {
+
+// A group's ops, as ascending indices into Trace::ops.
+using GroupMembers = std::vector<std::size_t>;
+
+// The dependences between a trace's ops through the registers they read and
+// write; ops the grouping never moves across (moves, branches, loop steps)
+// are not given any: form_groups closes every group at them.
+graph::SequenceDependences trace_dependences(const Trace& trace);
+
+// True for ops no group reaches across (anything but a kernel call).
+bool is_group_barrier(const TraceOp& op);
+
+// The fused groups of a trace (ops in `absorbed` excluded; none for the
+// unfused tier). Without `nonadjacent`, runs of adjacent fusible ops of one
+// output shape. With it, an op that does not extend such a run joins the
+// latest earlier group of its shape since the last barrier whose members can
+// sink to it, when the joined group still reads at most kMaxFusedInputs
+// tensors and its layout still collapses into three dims. Ops marked in
+// `in_place` (loop invariants, which hoisting runs once per trace run
+// instead) and groups holding one take part in adjacent runs only.
+std::vector<GroupMembers> form_groups(const vm::Program& program, const Trace& trace, const ScalarConstants& constants,
+                                      Tier tier, const std::vector<bool>& absorbed, bool nonadjacent,
+                                      const std::vector<bool>& in_place);
+
+// A group as a range of the reordered trace.
+struct GroupRange {
+  std::size_t first = 0, last = 0;  // indices into the reordered Trace::ops, inclusive
+  bool sunk = false;                // its members were not adjacent in the recorded order
+  std::size_t group = 0;            // index into the groups reorder_for_groups was given
+};
+
+// The trace with every group's ops moved to its last member's place (the
+// order the steps run in), and the groups as ranges of it.
+struct ReorderedTrace {
+  Trace trace;
+  std::vector<GroupRange> groups;      // in order
+  std::vector<std::size_t> recorded;   // index in trace.ops -> recorded op index
+  std::vector<std::size_t> position;   // recorded op index -> index in trace.ops
+  std::size_t sunk_ops = 0;            // ops that run later than recorded
+};
+ReorderedTrace reorder_for_groups(const Trace& trace, const std::vector<GroupMembers>& groups);
+
+// The pcs an exit replays from a step that starts at index `first` of the
+// reordered ops and resumes the interpreter at the pc of op `resume` (also
+// an index of the reordered ops): the ops from `first` on that were
+// recorded before that op, in recorded order (empty without sunk groups).
+std::vector<vm::Pc> pending_replays(const ReorderedTrace& reordered, std::size_t first, std::size_t resume);
+
+}  // namespace canary::jit
