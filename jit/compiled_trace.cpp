@@ -108,6 +108,7 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
   if (scratch.row_outputs.size() != plan_.rows.size()) scratch.row_outputs.assign(plan_.rows.size(), {});
   if (scratch.contraction_outputs.size() != plan_.contractions.size())
     scratch.contraction_outputs.assign(plan_.contractions.size(), {});
+  if (scratch.held.size() != plan_.hold_slots) scratch.held.assign(plan_.hold_slots, Tensor());
   if (scratch.hoisted.size() != plan_.hoisted_outputs.size()) {
     scratch.hoisted.resize(plan_.hoisted_outputs.size());
     scratch.parked.resize(plan_.hoisted_outputs.size());
@@ -124,6 +125,7 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
       for (auto* slots : {&s.hoisted, &s.parked})
         for (auto& outputs : *slots)
           for (Tensor& t : outputs) t = Tensor();
+      for (Tensor& t : s.held) t = Tensor();
     }
   } drop_hoisted{scratch};
   for (bool first = true;; first = false) {
@@ -181,6 +183,8 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
   std::size_t unpark = 0;
   for (std::uint32_t index = 0; index < plan_.steps.size(); ++index) {
     const Step& step = plan_.steps[index];
+    // Kept before anything writes the step's registers (an unpark does too).
+    for (const Hold& h : step.holds) scratch.held[h.slot] = frame.registers[h.reg.index];
     for (; unpark < plan_.unparks.size() && plan_.unparks[unpark].step == index; ++unpark) {
       const Plan::Unpark& u = plan_.unparks[unpark];
       Tensor& parked = scratch.parked[u.hoist][u.output];
@@ -188,13 +192,13 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
         frame.registers[plan_.hoisted_outputs[u.hoist][u.output].index] = std::move(parked);
     }
     if (!step.hoisted) {
-      if (!run_step(step, frame, ctx, scratch, run)) return replay_before_exit(step, frame);
+      if (!run_step(step, frame, ctx, scratch, run)) return replay_before_exit(step, frame, scratch);
       continue;
     }
     const std::vector<vm::RegId>& outputs = plan_.hoisted_outputs[step.hoist];
     std::vector<Tensor>& saved = scratch.hoisted[step.hoist];
     if (first) {
-      if (!run_step(step, frame, ctx, scratch, run)) return replay_before_exit(step, frame);
+      if (!run_step(step, frame, ctx, scratch, run)) return replay_before_exit(step, frame, scratch);
       for (std::size_t i = 0; i < outputs.size(); ++i) saved[i] = frame.registers[outputs[i].index];
     } else {
       // The register's buffer (the value a later step left there) is parked
@@ -216,15 +220,23 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
 // error here is the one the interpreter raises at that op (the ops that ran
 // after it cannot run twice, so it cannot resume there): it reaches the
 // caller with the op's node, as from the interpreter. Returns false.
-bool CompiledTrace::replay_before_exit(const Step& step, const vm::FrameView& frame) const {
-  for (vm::Pc pc : step.replay) {
+bool CompiledTrace::replay_before_exit(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const {
+  for (const ReplayOp& op : step.replay) {
+    // Registers an op in between overwrote hold the kept values for the call.
+    auto swap_held = [&] {
+      for (const Hold& h : op.held) std::swap(frame.registers[h.reg.index], scratch.held[h.slot]);
+    };
+    swap_held();
     try {
-      run_kernel_at(pc, frame);
+      run_kernel_at(op.pc, frame);
     } catch (const Error& e) {
-      throw Error(e.kind(), program_->node_context(program_->at(pc)) + e.detail());
+      swap_held();
+      throw Error(e.kind(), program_->node_context(program_->at(op.pc)) + e.detail());
     } catch (const std::bad_alloc&) {
-      throw Error(ErrorKind::Resource, program_->node_context(program_->at(pc)) + "out of memory");
+      swap_held();
+      throw Error(ErrorKind::Resource, program_->node_context(program_->at(op.pc)) + "out of memory");
     }
+    swap_held();
   }
   return false;
 }
@@ -276,13 +288,16 @@ bool CompiledTrace::run_step(const Step& step, const vm::FrameView& frame, const
 // Broadcast shape of a fused group's inputs (plus the rank of folded
 // constants) into out; returns its rank, or -1 when an input's rank differs
 // from the one the kernel was compiled for.
+// held: per input, the hold slot it reads from (-1: its register); may be empty.
 static int broadcast_inputs(const vm::FrameView& frame, const std::vector<vm::RegId>& regs,
+                            const std::vector<std::int32_t>& held, const std::vector<Tensor>& holds,
                             const std::vector<std::uint8_t>& ranks, std::size_t constant_rank, const float** inputs,
                             std::span<const std::int64_t>* shapes, std::int64_t* out) {
   std::size_t rank = constant_rank;
   std::fill(out, out + rank, 1);
   for (std::size_t i = 0; i < regs.size(); ++i) {
-    const Tensor& t = frame.registers[regs[i].index];
+    const bool from_hold = i < held.size() && held[i] >= 0;
+    const Tensor& t = from_hold ? holds[static_cast<std::size_t>(held[i])] : frame.registers[regs[i].index];
     inputs[i] = static_cast<const float*>(t.raw());
     shapes[i] = t.shape();
     const std::size_t r = shapes[i].size();
@@ -319,7 +334,8 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
   const float* inputs[kMaxFusedInputs];
   std::span<const std::int64_t> shapes[kMaxFusedInputs];
   std::int64_t out[kMaxTensorRank];
-  const int broadcast_rank = broadcast_inputs(frame, fs.inputs, fs.input_ranks, fs.constant_rank, inputs, shapes, out);
+  const int broadcast_rank = broadcast_inputs(frame, fs.inputs, fs.held_inputs, scratch.held, fs.input_ranks,
+                                              fs.constant_rank, inputs, shapes, out);
   if (broadcast_rank < 0) return layout_exit(step, run);
   const std::size_t rank = static_cast<std::size_t>(broadcast_rank);
   const std::span<const std::int64_t> out_shape(out, rank);
@@ -367,7 +383,8 @@ bool CompiledTrace::run_row(const Step& step, const vm::FrameView& frame, const 
   const float* inputs[kMaxFusedInputs];
   std::span<const std::int64_t> shapes[kMaxFusedInputs];
   std::int64_t shape[kMaxTensorRank];
-  const int rank = broadcast_inputs(frame, rs.inputs, rs.input_ranks, rs.constant_rank, inputs, shapes, shape);
+  const int rank = broadcast_inputs(frame, rs.inputs, {}, scratch.held, rs.input_ranks, rs.constant_rank, inputs,
+                                    shapes, shape);
   if (rank <= 0) return layout_exit(step, run);
   const std::span<const std::int64_t> in_shape(shape, static_cast<std::size_t>(rank));
   CollapsedLayout layout;

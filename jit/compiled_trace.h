@@ -28,6 +28,10 @@ struct TraceScratch {
   // [hoisted step][output]: the buffer a restore took out of the register,
   // handed back before the step that next writes the register (Plan::unparks).
   std::vector<std::vector<Tensor>> parked;
+  // [hold slot]: handles kept before a step overwrote their registers, for
+  // a sunk fused group that reads the earlier values (Step::holds); dropped
+  // when the run ends.
+  std::vector<Tensor> held;
 };
 
 struct RunContext {
@@ -104,7 +108,7 @@ class CompiledTrace {
                  bool first) const;
   bool run_step(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                 TraceRun& run) const;
-  bool replay_before_exit(const Step& step, const vm::FrameView& frame) const;
+  bool replay_before_exit(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const;
   vm::TierTimers::Bucket* timer_bucket(const Step& step, vm::TierTimers& timers) const;
   bool run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                  TraceRun& run) const;

@@ -68,7 +68,10 @@ std::vector<std::optional<ContractionMatch>> find_contractions(const vm::Program
 // code may exit (the end, branches, group starts) as a use of what the
 // interpreter needs there.
 std::vector<RegSet> live_after_ops(const vm::Program& program, const Trace& trace,
-                                   const std::vector<bool>& exit_before) {
+                                   const std::vector<bool>& exit_before, const std::vector<GroupHold>& holds = {}) {
+  // A hold reads its register just before the op that overwrites it.
+  std::unordered_map<std::size_t, std::vector<std::uint32_t>> held_before;
+  for (const GroupHold& h : holds) held_before[h.before].push_back(h.reg.index);
   std::vector<RegSet> after(trace.ops.size());
   RegSet live;
   add_live(live, program, trace.end_pc);
@@ -80,6 +83,7 @@ std::vector<RegSet> live_after_ops(const vm::Program& program, const Trace& trac
       if (v.reg.valid()) live.erase(v.reg.index);
     for (const TraceValue& v : op.inputs)
       if (v.reg.valid()) live.insert(v.reg.index);
+    if (auto h = held_before.find(i); h != held_before.end()) live.insert(h->second.begin(), h->second.end());
     if (exit_before[i]) add_live(live, program, op.pc);
   }
   return after;
@@ -117,8 +121,12 @@ std::optional<ValueSpan> recorded_span(const Trace& trace, std::size_t first, st
 // Builds the expression DAG of one group; false when its layout does not
 // collapse into three dims (the ops then run as kernel steps).
 bool build_fused(const vm::Program& program, const Trace& trace, const Group& g, const ScalarConstants& constants,
-                 const RegSet& live_after_group, const PlanOptions& options, FusedStep& out) {
-  GroupDag dag = build_group_dag(program, trace, g.first, g.last, constants);
+                 const RegSet& live_after_group, const PlanOptions& options, FusedStep& out,
+                 const InputVersion* held = nullptr) {
+  std::vector<std::size_t> ops;
+  for (std::size_t i = g.first; i <= g.last; ++i) ops.push_back(i);
+  GroupDag dag = build_group_dag(program, trace, ops, constants, held);
+  if (held) out.held_inputs.assign(dag.input_versions.begin(), dag.input_versions.end());
   FusedElementwiseSpec& spec = out.spec;
   spec = std::move(dag.spec);
   out.inputs = std::move(dag.inputs);
@@ -187,8 +195,23 @@ std::vector<GroupMembers> adjacent_runs(const GroupMembers& members) {
 // takes) falls back to its adjacent runs, so fusing further never fuses less.
 struct PlanOrder {
   ReorderedTrace reordered;
+  std::vector<GroupHold> holds;
   std::vector<std::optional<ContractionMatch>> contractions;  // by reordered op index
   std::vector<RegSet> live_after;
+
+  // For a sunk group's build: the hold slot (index into holds) a member
+  // reads a register through, -1 for the register itself.
+  InputVersion held_by(std::size_t group) const {
+    return [this, group](std::size_t op, std::uint32_t reg) -> std::int64_t {
+      for (std::size_t slot = 0; slot < holds.size(); ++slot) {
+        const GroupHold& h = holds[slot];
+        if (h.group == group && h.reg.index == reg &&
+            std::find(h.readers.begin(), h.readers.end(), op) != h.readers.end())
+          return static_cast<std::int64_t>(slot);
+      }
+      return -1;
+    };
+  }
 };
 
 PlanOrder plan_order(const vm::Program& program, const Trace& recorded, const ScalarConstants& constants,
@@ -214,14 +237,18 @@ PlanOrder plan_order(const vm::Program& program, const Trace& recorded, const Sc
       match.last = at + (match.last - i);
       order.contractions[at] = std::move(match);
     }
+    order.holds = find_holds(order.reordered);
     order.live_after = live_after_ops(
-        program, trace, exits_before(program, trace, order.reordered.groups, order.contractions, rows_allowed));
+        program, trace, exits_before(program, trace, order.reordered.groups, order.contractions, rows_allowed),
+        order.holds);
     std::vector<GroupMembers> next;
     bool split = false;
-    for (const GroupRange& range : order.reordered.groups) {
+    for (std::size_t g = 0; g < order.reordered.groups.size(); ++g) {
+      const GroupRange& range = order.reordered.groups[g];
       FusedStep dry;
+      const InputVersion held = order.held_by(g);
       if (range.sunk && !build_fused(program, trace, Group{range.first, range.last}, constants,
-                                     order.live_after[range.last], options, dry)) {
+                                     order.live_after[range.last], options, dry, &held)) {
         for (GroupMembers& run : adjacent_runs(members[range.group])) next.push_back(std::move(run));
         split = true;
       } else {
@@ -234,17 +261,58 @@ PlanOrder plan_order(const vm::Program& program, const Trace& recorded, const Sc
   }
 }
 
-// Each step's replays: the sunk ops recorded before the pc its exits resume
-// at that have not run when it exits (plan_groups.h).
-void add_replays(const ReorderedTrace& reordered, Plan& plan) {
+// The pcs of the instructions a step covers.
+std::vector<vm::Pc> step_pcs(const Plan& plan, const Step& s) {
+  switch (s.kind) {
+    case StepKind::Fused: return plan.fused[s.fused].pcs;
+    case StepKind::Row: return plan.rows[s.fused].pcs;
+    case StepKind::Contraction: {
+      std::vector<vm::Pc> pcs{s.pc};
+      const auto& epilogue = plan.contractions[s.fused].epilogue_pcs;
+      pcs.insert(pcs.end(), epilogue.begin(), epilogue.end());
+      return pcs;
+    }
+    default: return {s.pc};
+  }
+}
+
+// With sunk groups: each hold goes to the step that covers the op that
+// overwrites the register, and the group's fused step reads the kept value;
+// each step gets its replays, the sunk ops recorded before the pc its exits
+// resume at (plan_groups.h), reading through the holds already taken.
+void attach_holds_and_replays(const PlanOrder& order, Plan& plan) {
+  const ReorderedTrace& reordered = order.reordered;
   if (reordered.sunk_ops == 0) return;
   std::unordered_map<vm::Pc, std::size_t> index_of;
   for (std::size_t j = 0; j < reordered.trace.ops.size(); ++j) index_of.emplace(reordered.trace.ops[j].pc, j);
-  for (Step& s : plan.steps) {
-    const std::size_t resume = index_of.at(s.pc);
-    const bool sunk = s.kind == StepKind::Fused && plan.fused[s.fused].sunk;
-    const std::size_t first = sunk ? index_of.at(plan.fused[s.fused].pcs.front()) : resume;
-    s.replay = pending_replays(reordered, first, resume);
+  const std::size_t none = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> step_of(reordered.trace.ops.size(), none), group_of(reordered.trace.ops.size(), none);
+  std::vector<std::size_t> first_of(plan.steps.size(), none);
+  for (std::size_t si = 0; si < plan.steps.size(); ++si)
+    for (vm::Pc pc : step_pcs(plan, plan.steps[si])) {
+      const std::size_t j = index_of.at(pc);
+      step_of[j] = si;
+      first_of[si] = std::min(first_of[si], j);
+    }
+  for (std::size_t g = 0; g < reordered.groups.size(); ++g)
+    for (std::size_t j = reordered.groups[g].first; j <= reordered.groups[g].last; ++j) group_of[j] = g;
+  for (std::uint32_t slot = 0; slot < order.holds.size(); ++slot)
+    plan.steps[step_of[order.holds[slot].before]].holds.push_back({order.holds[slot].reg, slot});
+  plan.hold_slots = static_cast<std::uint32_t>(order.holds.size());
+  for (std::size_t si = 0; si < plan.steps.size(); ++si) {
+    Step& s = plan.steps[si];
+    for (std::size_t j : pending_replays(reordered, first_of[si], index_of.at(s.pc))) {
+      ReplayOp op;
+      op.pc = reordered.trace.ops[j].pc;
+      // Through the holds already taken when the step exits.
+      for (std::uint32_t slot = 0; slot < order.holds.size(); ++slot) {
+        const GroupHold& h = order.holds[slot];
+        if (h.group == group_of[j] && step_of[h.before] <= si &&
+            std::find(h.readers.begin(), h.readers.end(), j) != h.readers.end())
+          op.held.push_back({h.reg, slot});
+      }
+      s.replay.push_back(std::move(op));
+    }
   }
 }
 
@@ -380,7 +448,8 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
         }
       }
       FusedStep fs;
-      if (build_fused(program, trace, g, constants, live_after[g.last], options, fs)) {
+      const InputVersion held = order.held_by(next_group - 1);
+      if (build_fused(program, trace, g, constants, live_after[g.last], options, fs, range.sunk ? &held : nullptr)) {
         plan.fused_ops += g.last - g.first + 1;
         // A sunk group runs at its last member's place and exits there.
         fs.sunk = range.sunk;
@@ -403,7 +472,7 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
                         "branch at pc " + std::to_string(op.pc) + (op.condition ? " taken" : " not taken"));
     plan.steps.push_back(s);
   }
-  add_replays(order.reordered, plan);
+  attach_holds_and_replays(order, plan);
   if (options.hoist_invariants) hoist_loop_invariants(program, trace, plan);
   return plan;
 }

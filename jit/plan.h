@@ -73,6 +73,23 @@ struct FusedStep {
   // Non-adjacent fusion moved the earlier members to the last one's place
   // (plan_groups.h): the step runs, and its exits resume, at the last pc.
   bool sunk = false;
+  // Per input: the hold slot it is read from (an op before the group
+  // overwrote its register), or -1 for the register itself. Empty: all registers.
+  std::vector<std::int32_t> held_inputs;
+};
+
+// A register's handle kept just before a step overwrites it, for a sunk
+// fused group (or an exit's replay) that reads the value it held then.
+struct Hold {
+  vm::RegId reg;
+  std::uint32_t slot = 0;
+};
+
+// An op an exit runs with the interpreter's kernel before resuming; `held`
+// lists the registers it reads through a hold (swapped in for the call).
+struct ReplayOp {
+  vm::Pc pc = 0;
+  std::vector<Hold> held;
 };
 
 // A row kernel: an elementwise prologue (possibly just the row op's input)
@@ -108,7 +125,9 @@ struct Step {
   // fused group sunk past it, plan_groups.h): an exit from the step runs
   // them with the interpreter's kernels, in recorded order, before the
   // interpreter resumes at the exit's pc.
-  std::vector<vm::Pc> replay;
+  std::vector<ReplayOp> replay;
+  // Registers to keep before the step runs (it overwrites what a sunk group reads).
+  std::vector<Hold> holds;
 };
 
 // A MatMul, Gemm or Conv and the unary elementwise ops after it, which read
@@ -176,6 +195,7 @@ struct Plan {
   vm::RegId loop_iteration;             // loop traces: the header's iteration register
   std::size_t fused_ops = 0;            // instructions inside fused groups and contraction epilogues
   std::size_t sunk_ops = 0;             // ops a fused group runs later than recorded (non-adjacent fusion)
+  std::uint32_t hold_slots = 0;         // Step::holds slots (TraceScratch::held)
 
   // A readable listing: guards, steps, groups (what `canary inspect` prints).
   std::string describe(const vm::Program& program) const;

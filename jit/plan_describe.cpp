@@ -42,9 +42,14 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
     case StepKind::LoopNext: os << "loop next pc " << s.pc; break;
   }
   if (s.hoisted) os << " [hoisted: first iteration only]";
+  if (!s.holds.empty()) {
+    os << " [keeps";
+    for (const Hold& h : s.holds) os << " r" << h.reg.index;
+    os << " for a sunk group]";
+  }
   if (!s.replay.empty()) {
     os << " [an exit replays pcs";
-    for (vm::Pc pc : s.replay) os << ' ' << pc;
+    for (const ReplayOp& op : s.replay) os << ' ' << op.pc;
     os << "]";
   }
   return os.str();

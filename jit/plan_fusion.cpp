@@ -7,6 +7,7 @@
 #include <cmath>
 #include <unordered_map>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "vm/elementwise_info.h"
@@ -142,10 +143,12 @@ GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::si
 }
 
 GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::span<const std::size_t> ops,
-                         const ScalarConstants& constants) {
+                         const ScalarConstants& constants, const InputVersion* version) {
   GroupDag dag;
   FusedElementwiseSpec& spec = dag.spec;
-  std::unordered_map<std::uint32_t, std::uint16_t> node_of_reg, input_node, constant_node;
+  std::unordered_map<std::uint32_t, std::uint16_t> node_of_reg, constant_node;
+  std::map<std::pair<std::uint32_t, std::int64_t>, std::uint16_t> input_node;  // by (register, version)
+  std::size_t current = 0;  // the op whose operands are being read
   auto operand = [&](const TraceValue& v) -> std::uint16_t {
     if (auto it = node_of_reg.find(v.reg.index); it != node_of_reg.end()) return it->second;
     if (auto c = constants.find(v.reg.index); c != constants.end()) {
@@ -154,18 +157,21 @@ GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::sp
       if (fresh) spec.nodes.push_back(EwNode{EwOp::Constant, 0, 0, 0, c->second, 0.0f});
       return it->second;
     }
-    auto [it, fresh] = input_node.emplace(v.reg.index, static_cast<std::uint16_t>(spec.nodes.size()));
+    const std::int64_t ver = version ? (*version)(current, v.reg.index) : 0;
+    auto [it, fresh] = input_node.emplace(std::pair(v.reg.index, ver), static_cast<std::uint16_t>(spec.nodes.size()));
     if (fresh) {
       EwNode n;
       n.op = EwOp::Input;
       n.input = spec.num_inputs++;
       spec.nodes.push_back(n);
       dag.inputs.push_back(v.reg);
+      dag.input_versions.push_back(ver);
       dag.input_shapes.push_back(v.shape);
     }
     return it->second;
   };
   for (std::size_t i : ops) {
+    current = i;
     const TraceOp& op = trace.ops[i];
     const FusibleOp f = *fusible_op(program, op, constants);
     const std::uint16_t a = operand(op.inputs[0]);
@@ -189,6 +195,7 @@ GroupDag identity_dag(const TraceValue& value) {
   dag.spec.nodes.push_back(n);
   dag.spec.num_inputs = 1;
   dag.inputs.push_back(value.reg);
+  dag.input_versions.push_back(0);
   dag.input_shapes.push_back(value.shape);
   dag.defined.emplace_back(value.reg.index, 0);
   return dag;

@@ -2,6 +2,8 @@
 // DAG each group computes.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -33,6 +35,7 @@ std::optional<FusibleOp> fusible_op(const vm::Program& program, const TraceOp& o
 struct GroupDag {
   FusedElementwiseSpec spec;                                  // nodes and num_inputs; no outputs yet
   std::vector<vm::RegId> inputs;
+  std::vector<std::int64_t> input_versions;                   // per input (all 0 without an InputVersion)
   std::vector<Shape> input_shapes;                            // as recorded
   std::size_t constant_rank = 0;                              // rank of folded constants
   std::vector<std::pair<std::uint32_t, std::uint16_t>> defined;  // (register, node) per op, in order
@@ -40,9 +43,13 @@ struct GroupDag {
 };
 GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::size_t first, std::size_t last,
                          const ScalarConstants& constants);
+// Which value of a register a group's op reads, when members read the same
+// register at different times (an op in between overwrote it): inputs are
+// one per (register, version). Called with the op's index into Trace::ops.
+using InputVersion = std::function<std::int64_t(std::size_t op, std::uint32_t reg)>;
 // The same for the trace ops at `ops` (ascending indices), in that order.
 GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::span<const std::size_t> ops,
-                         const ScalarConstants& constants);
+                         const ScalarConstants& constants, const InputVersion* version = nullptr);
 // A DAG of one input: what a row kernel without a prologue reads.
 GroupDag identity_dag(const TraceValue& value);
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -15,12 +16,35 @@ constexpr std::size_t kNoGroup = std::numeric_limits<std::size_t>::max();
 // Whether a group of these ops still builds: few enough inputs, and a layout
 // that collapses into three dims (otherwise its ops would all run unfused).
 bool group_builds(const vm::Program& program, const Trace& trace, const GroupMembers& ops,
-                  const ScalarConstants& constants) {
-  const GroupDag dag = build_group_dag(program, trace, ops, constants);
+                  const ScalarConstants& constants, const InputVersion& version) {
+  const GroupDag dag = build_group_dag(program, trace, ops, constants, &version);
   if (dag.inputs.size() > kMaxFusedInputs) return false;
   std::vector<std::span<const std::int64_t>> shapes(dag.input_shapes.begin(), dag.input_shapes.end());
   CollapsedLayout layout;
   return collapse_layout(trace.ops[ops.front()].outputs[0].shape, shapes, layout);
+}
+
+// Calls f with each register op writes (a move may steal its sources' buffers).
+template <typename F>
+void for_each_write(const TraceOp& op, F&& f) {
+  for (const TraceValue& v : op.outputs)
+    if (v.reg.valid()) f(v.reg.index);
+  if (op.opcode == vm::Opcode::Move)
+    for (const TraceValue& v : op.inputs)
+      if (v.reg.valid()) f(v.reg.index);
+}
+
+// Calls f(member, register) for each register a member reads that no earlier
+// member wrote: the group's inputs from outside, per reading member.
+template <typename F>
+void for_each_outside_read(const Trace& trace, const GroupMembers& ops, F&& f) {
+  std::unordered_map<std::uint32_t, bool> defined;
+  for (std::size_t m : ops) {
+    for (const TraceValue& v : trace.ops[m].inputs)
+      if (v.reg.valid() && !defined.count(v.reg.index)) f(m, v.reg.index);
+    for (const TraceValue& v : trace.ops[m].outputs)
+      if (v.reg.valid()) defined[v.reg.index] = true;
+  }
 }
 
 // Members recorded before a non-member that runs ahead of them.
@@ -38,20 +62,15 @@ bool is_group_barrier(const TraceOp& op) { return op.opcode != vm::Opcode::Kerne
 graph::SequenceDependences trace_dependences(const Trace& trace) {
   graph::SequenceDependences deps(trace.ops.size());
   std::unordered_map<std::uint32_t, std::size_t> last_writer;
-  std::unordered_map<std::uint32_t, std::vector<std::size_t>> readers;  // since the last write
   for (std::size_t i = 0; i < trace.ops.size(); ++i) {
     const TraceOp& op = trace.ops[i];
     for (const TraceValue& v : op.inputs) {
       if (!v.reg.valid()) continue;
       if (auto w = last_writer.find(v.reg.index); w != last_writer.end() && w->second != i) deps.add(w->second, i);
-      readers[v.reg.index].push_back(i);
     }
     auto write = [&](vm::RegId reg) {
       if (!reg.valid()) return;
       if (auto w = last_writer.find(reg.index); w != last_writer.end() && w->second != i) deps.add(w->second, i);
-      for (std::size_t r : readers[reg.index])
-        if (r != i) deps.add(r, i);
-      readers[reg.index].clear();
       last_writer[reg.index] = i;
     };
     for (const TraceValue& v : op.outputs) write(v.reg);
@@ -68,6 +87,19 @@ std::vector<GroupMembers> form_groups(const vm::Program& program, const Trace& t
   std::vector<GroupMembers> groups;
   if (tier == Tier::Unfused) return groups;
   const graph::SequenceDependences deps = nonadjacent ? trace_dependences(trace) : graph::SequenceDependences(0);
+  // The value an op reads from a register: the index of the op that last
+  // wrote it before (-1: the entry value), so a register overwritten between
+  // two members counts as two inputs.
+  std::vector<std::unordered_map<std::uint32_t, std::int64_t>> writer_before(nonadjacent ? trace.ops.size() : 0);
+  if (nonadjacent) {
+    std::unordered_map<std::uint32_t, std::int64_t> last;
+    for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+      for (const TraceValue& v : trace.ops[i].inputs)
+        if (v.reg.valid()) writer_before[i][v.reg.index] = last.count(v.reg.index) ? last[v.reg.index] : -1;
+      for_each_write(trace.ops[i], [&](std::uint32_t r) { last[r] = static_cast<std::int64_t>(i); });
+    }
+  }
+  const InputVersion version = [&](std::size_t op, std::uint32_t reg) { return writer_before[op].at(reg); };
   std::vector<std::size_t> open;      // groups formed since the last barrier
   std::size_t run = kNoGroup;         // the group the previous op is in
   for (std::size_t i = 0; i < trace.ops.size(); ++i) {
@@ -95,7 +127,7 @@ std::vector<GroupMembers> form_groups(const vm::Program& program, const Trace& t
       if (shape_of(*g) != shape || !movable(*g)) continue;
       GroupMembers joined = groups[*g];
       joined.push_back(i);
-      if (!deps.can_sink_to_last(joined) || !group_builds(program, trace, joined, constants)) continue;
+      if (!deps.can_sink_to_last(joined) || !group_builds(program, trace, joined, constants, version)) continue;
       groups[*g] = std::move(joined);
       run = *g;
       break;
@@ -146,19 +178,47 @@ ReorderedTrace reorder_for_groups(const Trace& trace, const std::vector<GroupMem
   return out;
 }
 
-std::vector<vm::Pc> pending_replays(const ReorderedTrace& reordered, std::size_t first, std::size_t resume) {
-  std::vector<vm::Pc> pcs;
-  if (reordered.sunk_ops == 0) return pcs;
-  const std::size_t before = reordered.recorded[resume];
+std::vector<GroupHold> find_holds(const ReorderedTrace& reordered) {
+  std::vector<GroupHold> holds;
+  const Trace& trace = reordered.trace;
+  for (std::size_t g = 0; g < reordered.groups.size(); ++g) {
+    const GroupRange& range = reordered.groups[g];
+    if (!range.sunk) continue;
+    GroupMembers members;  // as indices into the reordered ops
+    for (std::size_t j = range.first; j <= range.last; ++j) members.push_back(j);
+    // Per outside read: the first op running before the group, recorded
+    // after the reading member, that overwrites the register.
+    std::map<std::pair<std::size_t, std::uint32_t>, std::vector<std::size_t>> readers;  // (writer, reg) -> members
+    for_each_outside_read(trace, members, [&](std::size_t m, std::uint32_t reg) {
+      const std::size_t read_at = reordered.recorded[m];
+      for (std::size_t k = 0; k < range.first; ++k) {
+        if (reordered.recorded[k] <= read_at) continue;
+        bool writes = false;
+        for_each_write(trace.ops[k], [&](std::uint32_t w) { writes = writes || w == reg; });
+        if (!writes) continue;
+        std::vector<std::size_t>& r = readers[{k, reg}];
+        if (r.empty() || r.back() != m) r.push_back(m);
+        break;
+      }
+    });
+    for (auto& [key, members_reading] : readers)
+      holds.push_back({key.first, vm::RegId{key.second}, g, std::move(members_reading)});
+  }
+  return holds;
+}
+
+std::vector<std::size_t> pending_replays(const ReorderedTrace& reordered, std::size_t first, std::size_t resume) {
   std::vector<std::size_t> pending;
+  if (reordered.sunk_ops == 0) return pending;
+  const std::size_t before = reordered.recorded[resume];
   // Members never sink past a barrier, so the scan ends at the next one.
   for (std::size_t j = first; j < reordered.recorded.size(); ++j) {
     if (j > first && is_group_barrier(reordered.trace.ops[j])) break;
-    if (reordered.recorded[j] < before) pending.push_back(reordered.recorded[j]);
+    if (reordered.recorded[j] < before) pending.push_back(j);
   }
-  std::sort(pending.begin(), pending.end());
-  for (std::size_t i : pending) pcs.push_back(reordered.trace.ops[reordered.position[i]].pc);
-  return pcs;
+  std::sort(pending.begin(), pending.end(),
+            [&](std::size_t a, std::size_t b) { return reordered.recorded[a] < reordered.recorded[b]; });
+  return pending;
 }
 
 }  // namespace canary::jit

@@ -5,7 +5,8 @@
 // fusion, ops of one shape further apart: the earlier members sink to the
 // last one's place when no op in between needs any of them, directly or
 // through others (graph/fusion_analysis.h, on the ops' dependences through
-// registers: reads after writes, writes after reads, writes after writes).
+// registers: reads after writes and writes after writes; a register a member
+// reads that an op in between overwrites is kept for it, see find_holds).
 // Members only ever move later, so an exit at a step between them resumes
 // the interpreter at that step's pc after replaying the members that have
 // not run yet (Step::replay); no op that already ran is run twice.
@@ -24,8 +25,11 @@ namespace canary::jit {
 using GroupMembers = std::vector<std::size_t>;
 
 // The dependences between a trace's ops through the registers they read and
-// write; ops the grouping never moves across (moves, branches, loop steps)
-// are not given any: form_groups closes every group at them.
+// write: a read after the write it reads, a write after the previous write
+// of its register (a move may steal its sources' buffers, so it writes them
+// too). A write after a read is left out: the reader, if it sinks past the
+// write, reads a handle kept before it (find_holds). form_groups never
+// reaches across moves, branches and loop steps.
 graph::SequenceDependences trace_dependences(const Trace& trace);
 
 // True for ops no group reaches across (anything but a kernel call).
@@ -61,10 +65,24 @@ struct ReorderedTrace {
 };
 ReorderedTrace reorder_for_groups(const Trace& trace, const std::vector<GroupMembers>& groups);
 
-// The pcs an exit replays from a step that starts at index `first` of the
+// A register a sunk group reads from outside that an op running before the
+// group (but recorded after the member that reads it) overwrites: the
+// driver keeps its handle just before that op (Step::holds), and the group
+// and the replays after it read the kept value. Dependences through such
+// overwrites are left out of trace_dependences for this reason.
+struct GroupHold {
+  std::size_t before = 0;  // index into the reordered ops of the first op that overwrites it
+  vm::RegId reg;
+  std::size_t group = 0;   // index into ReorderedTrace::groups
+  std::vector<std::size_t> readers;  // the members that read the kept value (reordered indices)
+};
+std::vector<GroupHold> find_holds(const ReorderedTrace& reordered);
+
+// The ops an exit replays from a step that starts at index `first` of the
 // reordered ops and resumes the interpreter at the pc of op `resume` (also
-// an index of the reordered ops): the ops from `first` on that were
-// recorded before that op, in recorded order (empty without sunk groups).
-std::vector<vm::Pc> pending_replays(const ReorderedTrace& reordered, std::size_t first, std::size_t resume);
+// an index of the reordered ops): the ops from `first` on that were recorded
+// before that op, as indices of the reordered ops in recorded order (empty
+// without sunk groups).
+std::vector<std::size_t> pending_replays(const ReorderedTrace& reordered, std::size_t first, std::size_t resume);
 
 }  // namespace canary::jit

@@ -111,6 +111,14 @@ StepRegisters step_registers(const vm::Program& program, const Plan& plan, const
   return r;
 }
 
+// A sunk group reading a value kept before its register was overwritten
+// (Step::holds): what the register holds now says nothing of that value.
+bool reads_holds(const Plan& plan, const Step& step) {
+  if (step.kind != StepKind::Fused) return false;
+  const std::vector<std::int32_t>& held = plan.fused[step.fused].held_inputs;
+  return std::any_of(held.begin(), held.end(), [](std::int32_t slot) { return slot >= 0; });
+}
+
 bool computes(StepKind kind) {
   return kind == StepKind::Kernel || kind == StepKind::Fused || kind == StepKind::Row ||
          kind == StepKind::Contraction;
@@ -129,7 +137,7 @@ std::size_t hoist_loop_invariants(const vm::Program& program, const Trace& trace
   for (std::uint32_t index = 0; index < plan.steps.size(); ++index) {
     Step& step = plan.steps[index];
     const StepRegisters regs = step_registers(program, plan, step);
-    const bool invariant = computes(step.kind) && !regs.outputs.empty() &&
+    const bool invariant = computes(step.kind) && !regs.outputs.empty() && !reads_holds(plan, step) &&
                            std::all_of(regs.inputs.begin(), regs.inputs.end(), [&](vm::RegId r) {
                              return !written.count(r.index) || hoisted_results.count(r.index);
                            });

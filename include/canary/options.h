@@ -120,9 +120,10 @@ struct Options {
   // interpreted op, compiled kernel call, fused group, row kernel and guards.
   // Costs two clock reads (~40 ns) per timed step, so it is off by default.
   bool collect_timings = false;
-  // Fault injection (docs/RELIABILITY.md): comma-separated "point[:count]",
-  // e.g. "compile,code-cache:3,alloc:2"; a count fails the next `count`
-  // operations at that point, no count fails every one. Points: compile (trace
+  // Fault injection (docs/RELIABILITY.md): comma-separated "point[:count]"
+  // or "point@n", e.g. "compile,code-cache:3,kernel@2"; a count fails the
+  // next `count` operations at that point, no count fails every one, "@n"
+  // fails only the n-th (to reach one step of a compiled trace). Points: compile (trace
   // compilation), code-cache (executable memory), onednn (a oneDNN primitive's
   // creation), kernel (a kernel call of compiled code), compile-thread (starting
   // the background compile thread), alloc (a tensor allocation inside a call).

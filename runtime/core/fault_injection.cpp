@@ -1,6 +1,7 @@
 // The fault-injection registry: spec parsing and the per-point counters.
 #include "runtime/core/fault_injection.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <charconv>
@@ -21,6 +22,7 @@ constexpr std::array<std::string_view, kFaultPointCount> kPointNames = {
 struct Registry {
   std::atomic<bool> armed{false};
   std::array<std::atomic<std::int64_t>, kFaultPointCount> remaining{};
+  std::array<std::atomic<std::int64_t>, kFaultPointCount> skip{};  // operations to let pass first ("point@n")
   std::array<std::atomic<std::uint64_t>, kFaultPointCount> taken{};
   std::mutex configure_mu;  // one configure_faults at a time
 };
@@ -61,9 +63,27 @@ std::int64_t count_of(std::string_view spec, std::string_view word, std::string_
   return n;
 }
 
-// Parses the whole spec into per-point counts (0: no fault).
-std::array<std::int64_t, kFaultPointCount> parse_spec(std::string_view spec) {
+// Per point: faults to inject (0: none, kEveryTime: every operation) and
+// operations to let pass before the first.
+struct ParsedSpec {
   std::array<std::int64_t, kFaultPointCount> counts{};
+  std::array<std::int64_t, kFaultPointCount> skips{};
+};
+
+// The n of "point@n", a positive decimal integer.
+std::int64_t ordinal_of(std::string_view spec, std::string_view word, std::string_view text) {
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n < 1)
+    bad_spec(spec, "ordinal '" + std::string(text) + "' of point '" + std::string(word) +
+                       "' is not a positive integer");
+  return n;
+}
+
+// Parses the whole spec.
+ParsedSpec parse_spec(std::string_view spec) {
+  ParsedSpec parsed;
+  std::array<std::int64_t, kFaultPointCount>& counts = parsed.counts;
   std::array<bool, kFaultPointCount> seen{};
   std::string_view rest = spec;
   while (!trimmed(rest).empty()) {
@@ -72,28 +92,37 @@ std::array<std::int64_t, kFaultPointCount> parse_spec(std::string_view spec) {
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     if (item.empty() || (comma != std::string_view::npos && trimmed(rest).empty()))
       bad_spec(spec, "empty item (two commas in a row, or a comma at an end)");
-    const std::size_t colon = item.find(':');
-    const std::string_view word = trimmed(item.substr(0, colon));
+    const std::size_t colon = item.find(':'), at = item.find('@');
+    const std::string_view word = trimmed(item.substr(0, std::min(colon, at)));
     const FaultPoint p = point_of(spec, word);
     const auto i = static_cast<std::size_t>(p);
     if (seen[i]) bad_spec(spec, "point '" + std::string(word) + "' given twice");
     seen[i] = true;
+    if (colon != std::string_view::npos && at != std::string_view::npos)
+      bad_spec(spec, "point '" + std::string(word) + "' has both a count and an ordinal");
+    if (at != std::string_view::npos) {
+      counts[i] = 1;
+      parsed.skips[i] = ordinal_of(spec, word, trimmed(item.substr(at + 1))) - 1;
+      continue;
+    }
     counts[i] = colon == std::string_view::npos ? kEveryTime : count_of(spec, word, trimmed(item.substr(colon + 1)));
   }
-  return counts;
+  return parsed;
 }
 
 }  // namespace
 
 // Parses first, so a bad spec changes nothing; then swaps the counters in.
 void configure_faults(std::string_view spec) {
-  const std::array<std::int64_t, kFaultPointCount> counts = parse_spec(spec);
+  const ParsedSpec parsed = parse_spec(spec);
+  const std::array<std::int64_t, kFaultPointCount>& counts = parsed.counts;
   Registry& r = registry();
   std::lock_guard lock(r.configure_mu);
   r.armed.store(false, std::memory_order_relaxed);
   bool any = false;
   for (std::size_t i = 0; i < kFaultPointCount; ++i) {
     r.remaining[i].store(counts[i], std::memory_order_relaxed);
+    r.skip[i].store(parsed.skips[i], std::memory_order_relaxed);
     r.taken[i].store(0, std::memory_order_relaxed);
     any = any || counts[i] != 0;
   }
@@ -106,6 +135,9 @@ bool take_fault(FaultPoint p) {
   if (!r.armed.load(std::memory_order_relaxed)) return false;
   const auto i = static_cast<std::size_t>(p);
   std::int64_t n = r.remaining[i].load(std::memory_order_acquire);
+  if (n == 0) return false;
+  for (std::int64_t pass = r.skip[i].load(std::memory_order_acquire); pass > 0;)
+    if (r.skip[i].compare_exchange_weak(pass, pass - 1, std::memory_order_acq_rel)) return false;
   for (;;) {
     if (n == 0) return false;
     if (n == kEveryTime || r.remaining[i].compare_exchange_weak(n, n - 1, std::memory_order_acq_rel)) break;

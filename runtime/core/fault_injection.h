@@ -24,9 +24,10 @@ enum class FaultPoint : std::uint8_t {
 inline constexpr std::size_t kFaultPointCount = 6;
 
 // Replaces the configuration with `spec`: comma-separated "point[:count]"
-// items, e.g. "compile,code-cache:3,alloc:2". A count makes the next `count`
-// operations at that point fail, no count makes every one fail, and an empty
-// spec turns all faults off. Error(Input) naming the bad item leaves the
+// or "point@n" items, e.g. "compile,code-cache:3,alloc:2,kernel@3". A count
+// makes the next `count` operations at that point fail, no count makes every
+// one fail, "@n" makes only the n-th from now fail, and an empty spec turns
+// all faults off. Error(Input) naming the bad item leaves the
 // previous configuration in place.
 void configure_faults(std::string_view spec);
 

@@ -115,6 +115,21 @@ TEST_CASE("fault injection: a spec sets per-point counts, and no count means eve
   CHECK(canary::fault_point_name(FaultPoint::HostAllocation) == "alloc");
 }
 
+TEST_CASE("fault injection: point@n fails only the n-th operation at that point", "[unit][fault]") {
+  const FaultReset reset;
+  canary::configure_faults("kernel@3, alloc@1");
+  CHECK_FALSE(canary::take_fault(FaultPoint::KernelExecution));
+  CHECK_FALSE(canary::take_fault(FaultPoint::KernelExecution));
+  CHECK(canary::take_fault(FaultPoint::KernelExecution));
+  for (int i = 0; i < 4; ++i) CHECK_FALSE(canary::take_fault(FaultPoint::KernelExecution));
+  CHECK(canary::take_fault(FaultPoint::HostAllocation));
+  CHECK_FALSE(canary::take_fault(FaultPoint::HostAllocation));
+  CHECK(canary::faults_taken(FaultPoint::KernelExecution) == 1);
+  CHECK_THAT(input_error_of("kernel@0"), Catch::Contains("ordinal '0' of point 'kernel'"));
+  CHECK_THAT(input_error_of("kernel@"), Catch::Contains("ordinal '' of point 'kernel'"));
+  CHECK_THAT(input_error_of("kernel:2@1"), Catch::Contains("both a count and an ordinal"));
+}
+
 TEST_CASE("fault injection: malformed specs are Error(Input) naming the bad item", "[unit][fault]") {
   const FaultReset reset;
   canary::configure_faults("compile:3");

@@ -1,0 +1,110 @@
+// Non-adjacent fusion end to end: a gated unit, sigmoid(x W) * tanh(x V) in
+// source order, runs its three elementwise ops as one kernel after the second
+// MatMul and agrees with the interpreter; an exit at the MatMul in between,
+// and at the sunk group itself, replays the ops not yet run (reading the
+// value the MatMul overwrote through the kept handle) and gives the
+// interpreter's bits; with the option off the groups stay apart.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "jit_test_models.h"
+#include "runtime/core/fault_injection.h"
+
+using canary::NamedTensors;
+using canary::Tensor;
+using namespace canary::test;
+
+namespace {
+
+// The second MatMul's result takes the register of the first one's, which
+// the Sigmoid read: sinking the Sigmoid past it needs the kept handle.
+const char* kGated = R"(canary v1
+graph main(x: f32[N, 16], w: f32[16, 16], v: f32[16, 16]) -> (y) {
+  g = MatMul(x, w)
+  s = Sigmoid(g)
+  h = MatMul(x, v)
+  t = Tanh(h)
+  y = Mul(s, t)
+}
+)";
+
+NamedTensors gated_inputs(std::uint32_t seed, std::int64_t n = 64) {
+  return {{"x", random_tensor({n, 16}, seed)}, {"w", random_tensor({16, 16}, 7, -0.5f, 0.5f)},
+          {"v", random_tensor({16, 16}, 8, -0.5f, 0.5f)}};
+}
+
+// Clears the process-wide fault configuration when a test ends.
+struct FaultsOff {
+  ~FaultsOff() { canary::configure_faults(""); }
+};
+
+}  // namespace
+
+TEST_CASE("nonadjacent fusion: the gated unit runs as two MatMuls and one sunk group, matching the interpreter",
+          "[unit][jit][api][nonadjacent]") {
+  canary::Runtime rt(jit_options(2)), plain(interpreter_options());
+  auto model = rt.load_text(kGated);
+  auto s = model.session();
+  auto p = plain.load_text(kGated).session();
+  for (std::uint32_t call = 0; call < 5; ++call) {
+    INFO("call " << call);
+    const NamedTensors in = gated_inputs(call + 1);
+    check_same_values(s.run(in).at("y"), p.run(in).at("y"), 1e-6);
+  }
+  const std::string listing = listings(model), log = event_messages(model);
+  INFO(listing << "\n" << log);
+  CHECK(listing.find("(sunk to pc") != std::string::npos);
+  CHECK(listing.find("for a sunk group]") != std::string::npos);  // the second MatMul keeps the first's result
+  CHECK(log.find("1 ops sunk into later groups") != std::string::npos);
+  CHECK(s.stats().jit.compiled_entries >= 3);
+  CHECK(s.stats().jit.deopts == 0);
+}
+
+TEST_CASE("nonadjacent fusion: exits at the op in between and at the sunk group replay what has not run",
+          "[unit][jit][api][nonadjacent]") {
+  const FaultsOff faults_off;
+  canary::Runtime rt(jit_options(2)), plain(interpreter_options());
+  auto model = rt.load_text(kGated);
+  auto s = model.session();
+  auto p = plain.load_text(kGated).session();
+  for (std::uint32_t call = 0; call < 3; ++call) s.run(gated_inputs(call + 1));
+  REQUIRE(s.stats().jit.compiled_entries >= 1);
+  // Compiled kernel calls per entry: MatMul, MatMul, the group. The second
+  // exits before the MatMul writes; the third after it overwrote what the
+  // Sigmoid reads, so its replay must read the kept handle.
+  for (const char* fault : {"kernel@2", "kernel@3"}) {
+    INFO(fault);
+    const std::uint64_t deopts = s.stats().jit.deopts;
+    canary::configure_faults(fault);
+    const NamedTensors in = gated_inputs(11);
+    const Tensor got = s.run(in).at("y");
+    CHECK(canary::faults_taken(canary::FaultPoint::KernelExecution) == 1);
+    CHECK(s.stats().jit.deopts == deopts + 1);
+    // From the exit on, the interpreter's kernels compute everything, the
+    // replayed Sigmoid (and Tanh) included: the same bits.
+    CHECK(bit_identical(got, p.run(in).at("y")));
+    canary::configure_faults("");
+  }
+  // And the next call runs compiled again.
+  const NamedTensors in = gated_inputs(12);
+  check_same_values(s.run(in).at("y"), p.run(in).at("y"), 1e-6);
+}
+
+TEST_CASE("nonadjacent fusion: off, the Sigmoid is a group of its own", "[unit][jit][api][nonadjacent]") {
+  canary::Options options = jit_options(2);
+  options.jit.nonadjacent_fusion = false;
+  canary::Runtime rt(options), plain(interpreter_options());
+  auto model = rt.load_text(kGated);
+  auto s = model.session();
+  auto p = plain.load_text(kGated).session();
+  for (std::uint32_t call = 0; call < 4; ++call) {
+    const NamedTensors in = gated_inputs(call + 1);
+    check_same_values(s.run(in).at("y"), p.run(in).at("y"), 1e-6);
+  }
+  const std::string listing = listings(model);
+  INFO(listing);
+  CHECK(listing.find("sunk") == std::string::npos);
+  CHECK(listing.find("fused group 1") != std::string::npos);
+}
