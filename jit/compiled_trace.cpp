@@ -125,7 +125,6 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
       for (auto* slots : {&s.hoisted, &s.parked})
         for (auto& outputs : *slots)
           for (Tensor& t : outputs) t = Tensor();
-      for (Tensor& t : s.held) t = Tensor();
     }
   } drop_hoisted{scratch};
   for (bool first = true;; first = false) {
@@ -183,8 +182,7 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
   std::size_t unpark = 0;
   for (std::uint32_t index = 0; index < plan_.steps.size(); ++index) {
     const Step& step = plan_.steps[index];
-    // Kept before anything writes the step's registers (an unpark does too).
-    for (const Hold& h : step.holds) scratch.held[h.slot] = frame.registers[h.reg.index];
+    take_holds(step, frame, scratch);
     for (; unpark < plan_.unparks.size() && plan_.unparks[unpark].step == index; ++unpark) {
       const Plan::Unpark& u = plan_.unparks[unpark];
       Tensor& parked = scratch.parked[u.hoist][u.output];
@@ -213,6 +211,23 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
   return true;
 }
 
+// Keeps, before the step runs (and before an unpark writes a register), the
+// values a sunk group reads from registers the step overwrites. A swapping
+// hold moves the handle out and leaves the buffer the slot kept last time
+// in the register, for the step to overwrite instead of allocating.
+void CompiledTrace::take_holds(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const {
+  for (const Hold& h : step.holds) {
+    Tensor& reg = frame.registers[h.reg.index];
+    if (!h.swap) {
+      scratch.held[h.slot] = reg;
+      continue;
+    }
+    Tensor previous = std::move(scratch.held[h.slot]);
+    scratch.held[h.slot] = std::move(reg);
+    reg = std::move(previous);
+  }
+}
+
 // Before an exit from a step that sunk ops overtook: runs them with the
 // interpreter's kernels, in recorded order, so that the interpreter resumes
 // at the exit's pc with everything recorded before it done. Their inputs are
@@ -221,6 +236,9 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
 // after it cannot run twice, so it cannot resume there): it reaches the
 // caller with the op's node, as from the interpreter. Returns false.
 bool CompiledTrace::replay_before_exit(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const {
+  // The interpreter re-runs this step: its registers hold what they held before it.
+  for (const Hold& h : step.holds)
+    if (h.swap) frame.registers[h.reg.index] = scratch.held[h.slot];
   for (const ReplayOp& op : step.replay) {
     // Registers an op in between overwrote hold the kept values for the call.
     auto swap_held = [&] {

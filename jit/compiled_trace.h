@@ -29,8 +29,8 @@ struct TraceScratch {
   // handed back before the step that next writes the register (Plan::unparks).
   std::vector<std::vector<Tensor>> parked;
   // [hold slot]: handles kept before a step overwrote their registers, for
-  // a sunk fused group that reads the earlier values (Step::holds); dropped
-  // when the run ends.
+  // a sunk fused group that reads the earlier values (Step::holds). Kept
+  // after the run: a swapping hold hands the buffer to the next run's step.
   std::vector<Tensor> held;
 };
 
@@ -108,6 +108,7 @@ class CompiledTrace {
                  bool first) const;
   bool run_step(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                 TraceRun& run) const;
+  void take_holds(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const;
   bool replay_before_exit(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const;
   vm::TierTimers::Bucket* timer_bucket(const Step& step, vm::TierTimers& timers) const;
   bool run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,

@@ -296,8 +296,14 @@ void attach_holds_and_replays(const PlanOrder& order, Plan& plan) {
     }
   for (std::size_t g = 0; g < reordered.groups.size(); ++g)
     for (std::size_t j = reordered.groups[g].first; j <= reordered.groups[g].last; ++j) group_of[j] = g;
-  for (std::uint32_t slot = 0; slot < order.holds.size(); ++slot)
-    plan.steps[step_of[order.holds[slot].before]].holds.push_back({order.holds[slot].reg, slot});
+  for (std::uint32_t slot = 0; slot < order.holds.size(); ++slot) {
+    const GroupHold& h = order.holds[slot];
+    Step& holder = plan.steps[step_of[h.before]];
+    bool reads = false;
+    for (vm::Pc pc : step_pcs(plan, holder))
+      for (const TraceValue& v : reordered.trace.ops[index_of.at(pc)].inputs) reads = reads || v.reg == h.reg;
+    holder.holds.push_back({h.reg, slot, !reads});
+  }
   plan.hold_slots = static_cast<std::uint32_t>(order.holds.size());
   for (std::size_t si = 0; si < plan.steps.size(); ++si) {
     Step& s = plan.steps[si];

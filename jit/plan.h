@@ -83,6 +83,11 @@ struct FusedStep {
 struct Hold {
   vm::RegId reg;
   std::uint32_t slot = 0;
+  // The step does not read the register: the kept handle is moved out and
+  // the slot's previous buffer goes in for the step to overwrite, so no
+  // call allocates for it. (Otherwise the handle is shared, and the step's
+  // write allocates.)
+  bool swap = false;
 };
 
 // An op an exit runs with the interpreter's kernel before resuming; `held`
