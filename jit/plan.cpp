@@ -1,9 +1,11 @@
 // Planning: turns a Trace into a Plan. Unary ops right after a MatMul, Gemm
-// or Conv become its oneDNN epilogue; runs of adjacent fusible elementwise
-// ops with one output shape become fused groups (adjacent in the recorded
-// order, so the frame's register allocation stays valid and no group can
-// create a cycle); every other op is a direct kernel call. Guards sit at the
-// trace entry, branch checks and layout checks at step boundaries.
+// or Conv become its oneDNN epilogue; fusible elementwise ops with one
+// output shape become fused groups, runs of adjacent ops or, with
+// non-adjacent fusion, ops further apart whose earlier members sink to the
+// last one (plan_groups.h: the trace is reordered so each group is
+// contiguous, exits in between replay what has not run); every other op is
+// a direct kernel call. Guards sit at the trace entry, branch checks and
+// layout checks at step boundaries.
 #include "jit/plan.h"
 
 #include <algorithm>
