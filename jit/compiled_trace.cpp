@@ -230,9 +230,10 @@ void CompiledTrace::take_holds(const Step& step, const vm::FrameView& frame, Tra
 
 // Before an exit from a step that sunk ops overtook: runs them with the
 // interpreter's kernels, in recorded order, so that the interpreter resumes
-// at the exit's pc with everything recorded before it done. Their inputs are
-// intact (nothing between an op and its group overwrites them). A kernel
-// error here is the one the interpreter raises at that op (the ops that ran
+// at the exit's pc with everything recorded before it done. Each reads the
+// inputs it read when recorded: from its register, or, where an op that ran
+// since overwrote it, through the handle kept for it (ReplayOp::held). A
+// kernel error here is the one the interpreter raises at that op (the ops that ran
 // after it cannot run twice, so it cannot resume there): it reaches the
 // caller with the op's node, as from the interpreter. Returns false.
 bool CompiledTrace::replay_before_exit(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const {

@@ -31,17 +31,21 @@ struct Group {
   std::size_t first = 0, last = 0;  // op indices, inclusive
 };
 
-// Where compiled code may exit before an op: group starts, the op after a
-// contraction (its separate group's layout exit), branches and row kernels.
-std::vector<bool> exits_before(const vm::Program& program, const Trace& trace, const std::vector<GroupRange>& groups,
-                               const std::vector<std::optional<ContractionMatch>>& contractions, bool rows_allowed) {
-  std::vector<bool> exit_before(trace.ops.size(), false);
-  for (const GroupRange& g : groups) exit_before[g.first] = true;
+// Where compiled code may exit before an op, as the pcs the interpreter
+// resumes at there: group starts (a sunk group resumes at its last
+// member's pc), the op after a contraction (its separate group's layout
+// exit), branches and row kernels.
+std::vector<std::vector<vm::Pc>> exits_before(const vm::Program& program, const Trace& trace,
+                                              const std::vector<GroupRange>& groups,
+                                              const std::vector<std::optional<ContractionMatch>>& contractions,
+                                              bool rows_allowed) {
+  std::vector<std::vector<vm::Pc>> exit_before(trace.ops.size());
+  for (const GroupRange& g : groups) exit_before[g.first].push_back(trace.ops[g.sunk ? g.last : g.first].pc);
   for (std::size_t i = 0; i < trace.ops.size(); ++i)
-    if (contractions[i]) exit_before[i + 1] = true;
+    if (contractions[i]) exit_before[i + 1].push_back(trace.ops[i + 1].pc);
   for (std::size_t i = 0; i < trace.ops.size(); ++i)
     if (trace.ops[i].opcode == vm::Opcode::JumpIfFalse || (rows_allowed && is_row_candidate(program, trace, i)))
-      exit_before[i] = true;
+      exit_before[i].push_back(trace.ops[i].pc);
   return exit_before;
 }
 
@@ -68,12 +72,17 @@ std::vector<std::optional<ContractionMatch>> find_contractions(const vm::Program
 
 // Backward pass: registers live after each op, counting every place compiled
 // code may exit (the end, branches, group starts) as a use of what the
-// interpreter needs there.
+// interpreter needs there. A hold reads its register at the op that
+// overwrites it; the members that read through it do not read the register.
 std::vector<RegSet> live_after_ops(const vm::Program& program, const Trace& trace,
-                                   const std::vector<bool>& exit_before, const std::vector<GroupHold>& holds = {}) {
-  // A hold reads its register just before the op that overwrites it.
+                                   const std::vector<std::vector<vm::Pc>>& exit_before,
+                                   const std::vector<GroupHold>& holds = {}) {
   std::unordered_map<std::size_t, std::vector<std::uint32_t>> held_before;
-  for (const GroupHold& h : holds) held_before[h.before].push_back(h.reg.index);
+  std::unordered_set<std::uint64_t> read_through_hold;  // (op << 32) | register
+  for (const GroupHold& h : holds) {
+    held_before[h.before].push_back(h.reg.index);
+    for (std::size_t m : h.readers) read_through_hold.insert((std::uint64_t{m} << 32) | h.reg.index);
+  }
   std::vector<RegSet> after(trace.ops.size());
   RegSet live;
   add_live(live, program, trace.end_pc);
@@ -84,9 +93,9 @@ std::vector<RegSet> live_after_ops(const vm::Program& program, const Trace& trac
     for (const TraceValue& v : op.outputs)
       if (v.reg.valid()) live.erase(v.reg.index);
     for (const TraceValue& v : op.inputs)
-      if (v.reg.valid()) live.insert(v.reg.index);
+      if (v.reg.valid() && !read_through_hold.count((std::uint64_t{i} << 32) | v.reg.index)) live.insert(v.reg.index);
     if (auto h = held_before.find(i); h != held_before.end()) live.insert(h->second.begin(), h->second.end());
-    if (exit_before[i]) add_live(live, program, op.pc);
+    for (vm::Pc pc : exit_before[i]) add_live(live, program, pc);
   }
   return after;
 }
@@ -203,12 +212,11 @@ struct PlanOrder {
 
   // For a sunk group's build: the hold slot (index into holds) a member
   // reads a register through, -1 for the register itself.
-  InputVersion held_by(std::size_t group) const {
-    return [this, group](std::size_t op, std::uint32_t reg) -> std::int64_t {
+  InputVersion held_by() const {
+    return [this](std::size_t op, std::uint32_t reg) -> std::int64_t {
       for (std::size_t slot = 0; slot < holds.size(); ++slot) {
         const GroupHold& h = holds[slot];
-        if (h.group == group && h.reg.index == reg &&
-            std::find(h.readers.begin(), h.readers.end(), op) != h.readers.end())
+        if (h.reg.index == reg && std::find(h.readers.begin(), h.readers.end(), op) != h.readers.end())
           return static_cast<std::int64_t>(slot);
       }
       return -1;
@@ -245,10 +253,9 @@ PlanOrder plan_order(const vm::Program& program, const Trace& recorded, const Sc
         order.holds);
     std::vector<GroupMembers> next;
     bool split = false;
-    for (std::size_t g = 0; g < order.reordered.groups.size(); ++g) {
-      const GroupRange& range = order.reordered.groups[g];
+    const InputVersion held = order.held_by();
+    for (const GroupRange& range : order.reordered.groups) {
       FusedStep dry;
-      const InputVersion held = order.held_by(g);
       if (range.sunk && !build_fused(program, trace, Group{range.first, range.last}, constants,
                                      order.live_after[range.last], options, dry, &held)) {
         for (GroupMembers& run : adjacent_runs(members[range.group])) next.push_back(std::move(run));
@@ -288,7 +295,7 @@ void attach_holds_and_replays(const PlanOrder& order, Plan& plan) {
   std::unordered_map<vm::Pc, std::size_t> index_of;
   for (std::size_t j = 0; j < reordered.trace.ops.size(); ++j) index_of.emplace(reordered.trace.ops[j].pc, j);
   const std::size_t none = std::numeric_limits<std::size_t>::max();
-  std::vector<std::size_t> step_of(reordered.trace.ops.size(), none), group_of(reordered.trace.ops.size(), none);
+  std::vector<std::size_t> step_of(reordered.trace.ops.size(), none);
   std::vector<std::size_t> first_of(plan.steps.size(), none);
   for (std::size_t si = 0; si < plan.steps.size(); ++si)
     for (vm::Pc pc : step_pcs(plan, plan.steps[si])) {
@@ -296,8 +303,6 @@ void attach_holds_and_replays(const PlanOrder& order, Plan& plan) {
       step_of[j] = si;
       first_of[si] = std::min(first_of[si], j);
     }
-  for (std::size_t g = 0; g < reordered.groups.size(); ++g)
-    for (std::size_t j = reordered.groups[g].first; j <= reordered.groups[g].last; ++j) group_of[j] = g;
   for (std::uint32_t slot = 0; slot < order.holds.size(); ++slot) {
     const GroupHold& h = order.holds[slot];
     Step& holder = plan.steps[step_of[h.before]];
@@ -315,8 +320,7 @@ void attach_holds_and_replays(const PlanOrder& order, Plan& plan) {
       // Through the holds already taken when the step exits.
       for (std::uint32_t slot = 0; slot < order.holds.size(); ++slot) {
         const GroupHold& h = order.holds[slot];
-        if (h.group == group_of[j] && step_of[h.before] <= si &&
-            std::find(h.readers.begin(), h.readers.end(), j) != h.readers.end())
+        if (step_of[h.before] <= si && std::find(h.readers.begin(), h.readers.end(), j) != h.readers.end())
           op.held.push_back({h.reg, slot});
       }
       s.replay.push_back(std::move(op));
@@ -456,7 +460,7 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
         }
       }
       FusedStep fs;
-      const InputVersion held = order.held_by(next_group - 1);
+      const InputVersion held = order.held_by();
       if (build_fused(program, trace, g, constants, live_after[g.last], options, fs, range.sunk ? &held : nullptr)) {
         plan.fused_ops += g.last - g.first + 1;
         // A sunk group runs at its last member's place and exits there.

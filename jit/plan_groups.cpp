@@ -100,8 +100,25 @@ std::vector<GroupMembers> form_groups(const vm::Program& program, const Trace& t
     }
   }
   const InputVersion version = [&](std::size_t op, std::uint32_t reg) { return writer_before[op].at(reg); };
-  std::vector<std::size_t> open;      // groups formed since the last barrier
-  std::size_t run = kNoGroup;         // the group the previous op is in
+  std::vector<std::size_t> open;  // groups formed since the last barrier that may still take ops
+  std::vector<bool> sunk;         // per group: it took an op across others
+  std::size_t run = kNoGroup;     // the group the previous op is in
+  auto shape_of = [&](std::size_t g) -> const Shape& { return trace.ops[groups[g].front()].outputs[0].shape; };
+  // Whether group g can never take an op from i on: a member must stay in
+  // place, the span is used up, or an op in between needs a member (every
+  // later window still holds that op).
+  auto closed_for = [&](std::size_t g, std::size_t i) {
+    const bool stays = std::any_of(groups[g].begin(), groups[g].end(), [&](std::size_t m) { return in_place[m]; });
+    if (stays || i - groups[g].front() > kMaxSinkSpan) return true;
+    GroupMembers joined = groups[g];
+    joined.push_back(i);
+    return !deps.can_sink_to_last(joined);
+  };
+  auto builds_with = [&](std::size_t g, std::size_t i) {
+    GroupMembers joined = groups[g];
+    joined.push_back(i);
+    return group_builds(program, trace, joined, constants, version);
+  };
   for (std::size_t i = 0; i < trace.ops.size(); ++i) {
     const TraceOp& op = trace.ops[i];
     if (is_group_barrier(op)) {
@@ -114,28 +131,32 @@ std::vector<GroupMembers> form_groups(const vm::Program& program, const Trace& t
       continue;
     }
     const Shape& shape = op.outputs[0].shape;
-    auto shape_of = [&](std::size_t g) -> const Shape& { return trace.ops[groups[g].front()].outputs[0].shape; };
-    if (run != kNoGroup && shape_of(run) == shape) {
+    // The next op extends a run; a group that took ops across others only
+    // under the same checks as a join (span, inputs, invariants).
+    if (run != kNoGroup && shape_of(run) == shape &&
+        (!sunk[run] || (!in_place[i] && !closed_for(run, i) && builds_with(run, i)))) {
       groups[run].push_back(i);
       continue;
     }
     run = kNoGroup;
-    auto movable = [&](std::size_t g) {
-      return std::none_of(groups[g].begin(), groups[g].end(), [&](std::size_t m) { return in_place[m]; });
-    };
-    for (auto g = open.rbegin(); nonadjacent && !in_place[i] && g != open.rend(); ++g) {
-      if (shape_of(*g) != shape || !movable(*g)) continue;
-      GroupMembers joined = groups[*g];
-      joined.push_back(i);
-      if (!deps.can_sink_to_last(joined) || !group_builds(program, trace, joined, constants, version)) continue;
-      groups[*g] = std::move(joined);
-      run = *g;
+    for (std::size_t k = open.size(); nonadjacent && !in_place[i] && k-- > 0;) {
+      const std::size_t g = open[k];
+      if (shape_of(g) != shape) continue;
+      if (closed_for(g, i)) {
+        open.erase(open.begin() + static_cast<std::ptrdiff_t>(k));
+        continue;
+      }
+      if (!builds_with(g, i)) continue;  // this op's inputs do not fit; a later op's may
+      groups[g].push_back(i);
+      sunk[g] = true;
+      run = g;
       break;
     }
     if (run == kNoGroup) {
       run = groups.size();
       open.push_back(run);
       groups.push_back({i});
+      sunk.push_back(false);
     }
   }
   return groups;
@@ -179,45 +200,44 @@ ReorderedTrace reorder_for_groups(const Trace& trace, const std::vector<GroupMem
 }
 
 std::vector<GroupHold> find_holds(const ReorderedTrace& reordered) {
-  std::vector<GroupHold> holds;
   const Trace& trace = reordered.trace;
-  for (std::size_t g = 0; g < reordered.groups.size(); ++g) {
-    const GroupRange& range = reordered.groups[g];
+  // Per (first overwriting op, register): the members that read the kept value.
+  std::map<std::pair<std::size_t, std::uint32_t>, std::vector<std::size_t>> readers;
+  for (const GroupRange& range : reordered.groups) {
     if (!range.sunk) continue;
     GroupMembers members;  // as indices into the reordered ops
     for (std::size_t j = range.first; j <= range.last; ++j) members.push_back(j);
-    // Per outside read: the first op running before the group, recorded
-    // after the reading member, that overwrites the register.
-    std::map<std::pair<std::size_t, std::uint32_t>, std::vector<std::size_t>> readers;  // (writer, reg) -> members
+    const std::size_t slot = reordered.recorded[range.last];
+    // The op, among those recorded between the reading member and the
+    // group's place that run before the group, that overwrites the register
+    // first (in run order).
     for_each_outside_read(trace, members, [&](std::size_t m, std::uint32_t reg) {
-      const std::size_t read_at = reordered.recorded[m];
-      for (std::size_t k = 0; k < range.first; ++k) {
-        if (reordered.recorded[k] <= read_at) continue;
+      std::size_t first = kNoGroup;
+      for (std::size_t r = reordered.recorded[m] + 1; r < slot; ++r) {
+        const std::size_t k = reordered.position[r];
+        if (k >= range.first || k >= first) continue;
         bool writes = false;
         for_each_write(trace.ops[k], [&](std::uint32_t w) { writes = writes || w == reg; });
-        if (!writes) continue;
-        std::vector<std::size_t>& r = readers[{k, reg}];
-        if (r.empty() || r.back() != m) r.push_back(m);
-        break;
+        if (writes) first = k;
       }
+      if (first == kNoGroup) return;
+      std::vector<std::size_t>& r = readers[{first, reg}];
+      if (r.empty() || r.back() != m) r.push_back(m);
     });
-    for (auto& [key, members_reading] : readers)
-      holds.push_back({key.first, vm::RegId{key.second}, g, std::move(members_reading)});
   }
+  std::vector<GroupHold> holds;
+  for (auto& [key, members] : readers) holds.push_back({key.first, vm::RegId{key.second}, std::move(members)});
   return holds;
 }
 
 std::vector<std::size_t> pending_replays(const ReorderedTrace& reordered, std::size_t first, std::size_t resume) {
   std::vector<std::size_t> pending;
   if (reordered.sunk_ops == 0) return pending;
+  // A group spans at most kMaxSinkSpan recorded ops and runs after this
+  // step, so what is pending was recorded at most that far before the op.
   const std::size_t before = reordered.recorded[resume];
-  // Members never sink past a barrier, so the scan ends at the next one.
-  for (std::size_t j = first; j < reordered.recorded.size(); ++j) {
-    if (j > first && is_group_barrier(reordered.trace.ops[j])) break;
-    if (reordered.recorded[j] < before) pending.push_back(j);
-  }
-  std::sort(pending.begin(), pending.end(),
-            [&](std::size_t a, std::size_t b) { return reordered.recorded[a] < reordered.recorded[b]; });
+  for (std::size_t r = before > kMaxSinkSpan ? before - kMaxSinkSpan : 0; r < before; ++r)
+    if (reordered.position[r] >= first) pending.push_back(reordered.position[r]);
   return pending;
 }
 

@@ -24,6 +24,10 @@ namespace canary::jit {
 // A group's ops, as ascending indices into Trace::ops.
 using GroupMembers = std::vector<std::size_t>;
 
+// Most recorded ops a group that takes ops across others may span, first
+// member to last: bounds what one exit replays and what planning searches.
+inline constexpr std::size_t kMaxSinkSpan = 64;
+
 // The dependences between a trace's ops through the registers they read and
 // write: a read after the write it reads, a write after the previous write
 // of its register (a move may steal its sources' buffers, so it writes them
@@ -39,8 +43,10 @@ bool is_group_barrier(const TraceOp& op);
 // unfused tier). Without `nonadjacent`, runs of adjacent fusible ops of one
 // output shape. With it, an op that does not extend such a run joins the
 // latest earlier group of its shape since the last barrier whose members can
-// sink to it, when the joined group still reads at most kMaxFusedInputs
-// tensors and its layout still collapses into three dims. Ops marked in
+// sink to it, when the joined group spans at most kMaxSinkSpan recorded ops,
+// still reads at most kMaxFusedInputs tensors and its layout still
+// collapses into three dims (a group that joined so takes the ops right
+// after it under the same checks). Ops marked in
 // `in_place` (loop invariants, which hoisting runs once per trace run
 // instead) and groups holding one take part in adjacent runs only.
 std::vector<GroupMembers> form_groups(const vm::Program& program, const Trace& trace, const ScalarConstants& constants,
@@ -65,15 +71,17 @@ struct ReorderedTrace {
 };
 ReorderedTrace reorder_for_groups(const Trace& trace, const std::vector<GroupMembers>& groups);
 
-// A register a sunk group reads from outside that an op running before the
-// group (but recorded after the member that reads it) overwrites: the
-// driver keeps its handle just before that op (Step::holds), and the group
-// and the replays after it read the kept value. Dependences through such
-// overwrites are left out of trace_dependences for this reason.
+// A register sunk groups read from outside that an op running before them
+// (but recorded after the members that read it) overwrites: the driver
+// keeps its handle at the start of the step that covers that op
+// (Step::holds; nothing in the step before the op writes the register, and
+// a step that reads it keeps a shared handle), and the groups and the
+// replays after it read the kept value. One hold per op and register, for
+// every group that needs it. Dependences through such overwrites are left
+// out of trace_dependences for this reason.
 struct GroupHold {
-  std::size_t before = 0;  // index into the reordered ops of the first op that overwrites it
+  std::size_t before = 0;  // index into the reordered ops: the first, in run order, to overwrite it
   vm::RegId reg;
-  std::size_t group = 0;   // index into ReorderedTrace::groups
   std::vector<std::size_t> readers;  // the members that read the kept value (reordered indices)
 };
 std::vector<GroupHold> find_holds(const ReorderedTrace& reordered);

@@ -30,6 +30,26 @@ graph main(x: f32[N, 16], w: f32[16, 16], v: f32[16, 16]) -> (y) {
 }
 )";
 
+// Two sunk groups of different shapes read g, whose register the second
+// MatMul takes over: one kept handle serves both.
+const char* kTwoReaders = R"(canary v1
+graph main(x: f32[N, 16], w: f32[16, 16], v: f32[16, 16], c: f32[2, N, 16], d: f32[2, N, 16]) -> (y, z) {
+  g = MatMul(x, w)
+  s = Sigmoid(g)
+  u = Add(g, c)
+  h = MatMul(x, v)
+  t = Tanh(h)
+  y = Mul(s, t)
+  z = Mul(u, d)
+}
+)";
+
+NamedTensors two_reader_inputs(std::uint32_t seed) {
+  return {{"x", random_tensor({8, 16}, seed)}, {"w", random_tensor({16, 16}, 7, -0.5f, 0.5f)},
+          {"v", random_tensor({16, 16}, 8, -0.5f, 0.5f)}, {"c", random_tensor({2, 8, 16}, seed + 1)},
+          {"d", random_tensor({2, 8, 16}, seed + 2)}};
+}
+
 NamedTensors gated_inputs(std::uint32_t seed, std::int64_t n = 64) {
   return {{"x", random_tensor({n, 16}, seed)}, {"w", random_tensor({16, 16}, 7, -0.5f, 0.5f)},
           {"v", random_tensor({16, 16}, 8, -0.5f, 0.5f)}};
@@ -90,6 +110,39 @@ TEST_CASE("nonadjacent fusion: exits at the op in between and at the sunk group 
   // And the next call runs compiled again.
   const NamedTensors in = gated_inputs(12);
   check_same_values(s.run(in).at("y"), p.run(in).at("y"), 1e-6);
+}
+
+TEST_CASE("nonadjacent fusion: two sunk groups reading one overwritten register share its kept handle",
+          "[unit][jit][api][nonadjacent]") {
+  const FaultsOff faults_off;
+  canary::Runtime rt(jit_options(2)), plain(interpreter_options());
+  auto model = rt.load_text(kTwoReaders);
+  auto s = model.session();
+  auto p = plain.load_text(kTwoReaders).session();
+  for (std::uint32_t call = 0; call < 4; ++call) {
+    INFO("call " << call);
+    const NamedTensors in = two_reader_inputs(call + 1);
+    const NamedTensors got = s.run(in), want = p.run(in);
+    check_same_values(got.at("y"), want.at("y"), 1e-6);
+    check_same_values(got.at("z"), want.at("z"), 1e-6);
+  }
+  const std::string listing = listings(model);
+  INFO(listing);
+  std::size_t sunk = 0;
+  for (std::size_t at = listing.find("(sunk to pc"); at != std::string::npos; at = listing.find("(sunk to pc", at + 1))
+    ++sunk;
+  CHECK(sunk == 2);
+  // Exits at the second MatMul, at the first sunk group and at the second.
+  for (const char* fault : {"kernel@2", "kernel@3", "kernel@4"}) {
+    INFO(fault);
+    canary::configure_faults(fault);
+    const NamedTensors in = two_reader_inputs(21);
+    const NamedTensors got = s.run(in), want = p.run(in);
+    CHECK(canary::faults_taken(canary::FaultPoint::KernelExecution) == 1);
+    canary::configure_faults("");
+    CHECK(bit_identical(got.at("z"), want.at("z")));  // z is computed after every exit by the interpreter
+    check_same_values(got.at("y"), want.at("y"), 1e-6);
+  }
 }
 
 TEST_CASE("nonadjacent fusion: off, the Sigmoid is a group of its own", "[unit][jit][api][nonadjacent]") {
