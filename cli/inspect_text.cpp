@@ -22,7 +22,8 @@ std::string joined(const std::vector<std::string>& names) {
 
 // One fusion group: its nodes and the fused expression.
 void print_group(std::ostream& os, std::size_t index, const FusionGroupReport& g) {
-  fmt::print(os, "      group {}: {} ({} in, {} out)\n", index + 1, joined(g.nodes), g.inputs, g.outputs);
+  fmt::print(os, "      group {}: {} ({} in, {} out{})\n", index + 1, joined(g.nodes), g.inputs, g.outputs,
+             g.sunk ? "; sunk: runs at its last node" : "");
   fmt::print(os, "        {}\n", g.expression);
 }
 

@@ -16,7 +16,11 @@ namespace {
 json variant_json(const VariantReport& v) {
   json groups = json::array(), guards = json::array();
   for (const FusionGroupReport& g : v.groups)
-    groups.push_back({{"nodes", g.nodes}, {"expression", g.expression}, {"inputs", g.inputs}, {"outputs", g.outputs}});
+    groups.push_back({{"nodes", g.nodes},
+                      {"expression", g.expression},
+                      {"inputs", g.inputs},
+                      {"outputs", g.outputs},
+                      {"sunk", g.sunk}});
   for (const GuardReport& g : v.guards) guards.push_back({{"condition", g.condition}, {"failures", g.failures}});
   return {{"trace", v.trace},     {"tier", v.tier},         {"math", v.math},       {"isa", v.isa},
           {"loop", v.loop},       {"start_pc", v.start_pc}, {"end_pc", v.end_pc},   {"groups", groups},

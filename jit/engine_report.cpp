@@ -34,6 +34,7 @@ VariantReport variant_report(const vm::Program& program, const CompiledTrace& t,
         g.expression = f.spec.key();
         g.inputs = f.inputs.size();
         g.outputs = f.outputs.size();
+        g.sunk = f.sunk;
         break;
       }
       case StepKind::Row: {

@@ -20,6 +20,9 @@ struct FusionGroupReport {
   std::vector<std::string> nodes;  // graph node names, in order
   std::string expression;          // the fused expression, e.g. "in0 in1 add tanh -> out0"
   std::size_t inputs = 0, outputs = 0;
+  // Non-adjacent fusion: other ops ran between its nodes when recorded, and
+  // the earlier nodes run later, at the last node's place (JitOptions::nonadjacent_fusion).
+  bool sunk = false;
 };
 
 struct VariantReport {

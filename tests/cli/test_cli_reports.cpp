@@ -61,6 +61,7 @@ TEST_CASE("cli inspect --json: the documented structure, with the numbers of the
   CHECK(v["tier"] == "symbolic fused");
   CHECK(v["entries"] == 8);  // calls 13..20
   CHECK(v["groups"][0]["nodes"] == json::array({"h1", "h"}));  // Add + Relu fused
+  CHECK(v["groups"][0]["sunk"] == false);                       // adjacent in the recorded order
   REQUIRE(v["kernels"].size() >= 2);  // MatMul and Gemm run as oneDNN kernel calls
   CHECK(v["kernels"][0] == "fc1");
   CHECK(v["kernels"][1] == "fc2");

@@ -78,6 +78,14 @@ TEST_CASE("nonadjacent fusion: the gated unit runs as two MatMuls and one sunk g
   CHECK(listing.find("(sunk to pc") != std::string::npos);
   CHECK(listing.find("for a sunk group]") != std::string::npos);  // the second MatMul keeps the first's result
   CHECK(log.find("1 ops sunk into later groups") != std::string::npos);
+  // The report names the group's nodes in recorded order and marks it sunk.
+  const auto report = model.jit_report();
+  REQUIRE(report.anchors.size() == 1);
+  REQUIRE(report.anchors[0].variants.size() == 1);
+  const auto& groups = report.anchors[0].variants[0].groups;
+  REQUIRE(groups.size() == 1);
+  CHECK(groups[0].nodes == std::vector<std::string>{"s", "t", "y"});
+  CHECK(groups[0].sunk);
   CHECK(s.stats().jit.compiled_entries >= 3);
   CHECK(s.stats().jit.deopts == 0);
 }
