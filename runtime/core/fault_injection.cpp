@@ -53,13 +53,15 @@ FaultPoint point_of(std::string_view spec, std::string_view word) {
                      "' (expected compile, code-cache, onednn, kernel, compile-thread or alloc)");
 }
 
-// The count after "point:", a non-negative decimal integer.
-std::int64_t count_of(std::string_view spec, std::string_view word, std::string_view text) {
+// A decimal integer of at least `least` in a spec item: the count after
+// "point:" (least 0) or the ordinal after "point@" (least 1); `what` names it.
+std::int64_t integer_of(std::string_view spec, std::string_view word, std::string_view text, std::int64_t least,
+                        const char* what) {
   std::int64_t n = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n < 0)
-    bad_spec(spec, "count '" + std::string(text) + "' of point '" + std::string(word) +
-                       "' is not a non-negative integer");
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n < least)
+    bad_spec(spec, std::string(what) + " '" + std::string(text) + "' of point '" + std::string(word) + "' is not a " +
+                       (least == 0 ? "non-negative" : "positive") + " integer");
   return n;
 }
 
@@ -69,16 +71,6 @@ struct ParsedSpec {
   std::array<std::int64_t, kFaultPointCount> counts{};
   std::array<std::int64_t, kFaultPointCount> skips{};
 };
-
-// The n of "point@n", a positive decimal integer.
-std::int64_t ordinal_of(std::string_view spec, std::string_view word, std::string_view text) {
-  std::int64_t n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n < 1)
-    bad_spec(spec, "ordinal '" + std::string(text) + "' of point '" + std::string(word) +
-                       "' is not a positive integer");
-  return n;
-}
 
 // Parses the whole spec.
 ParsedSpec parse_spec(std::string_view spec) {
@@ -102,10 +94,11 @@ ParsedSpec parse_spec(std::string_view spec) {
       bad_spec(spec, "point '" + std::string(word) + "' has both a count and an ordinal");
     if (at != std::string_view::npos) {
       counts[i] = 1;
-      parsed.skips[i] = ordinal_of(spec, word, trimmed(item.substr(at + 1))) - 1;
+      parsed.skips[i] = integer_of(spec, word, trimmed(item.substr(at + 1)), 1, "ordinal") - 1;
       continue;
     }
-    counts[i] = colon == std::string_view::npos ? kEveryTime : count_of(spec, word, trimmed(item.substr(colon + 1)));
+    counts[i] = colon == std::string_view::npos ? kEveryTime
+                                                : integer_of(spec, word, trimmed(item.substr(colon + 1)), 0, "count");
   }
   return parsed;
 }
