@@ -240,22 +240,26 @@ bool CompiledTrace::replay_before_exit(const Step& step, const vm::FrameView& fr
   // The interpreter re-runs this step: its registers hold what they held before it.
   for (const Hold& h : step.holds)
     if (h.swap) frame.registers[h.reg.index] = scratch.held[h.slot];
-  for (const ReplayOp& op : step.replay) {
-    // Registers an op in between overwrote hold the kept values for the call.
-    auto swap_held = [&] {
+  // Registers an op in between overwrote hold the kept values for the call.
+  struct SwapHeld {
+    const ReplayOp& op;
+    const vm::FrameView& frame;
+    TraceScratch& scratch;
+    void swap() const {
       for (const Hold& h : op.held) std::swap(frame.registers[h.reg.index], scratch.held[h.slot]);
-    };
-    swap_held();
+    }
+    SwapHeld(const ReplayOp& o, const vm::FrameView& f, TraceScratch& s) : op(o), frame(f), scratch(s) { swap(); }
+    ~SwapHeld() { swap(); }
+  };
+  for (const ReplayOp& op : step.replay) {
+    const SwapHeld held(op, frame, scratch);
     try {
       run_kernel_at(op.pc, frame);
     } catch (const Error& e) {
-      swap_held();
       throw Error(e.kind(), program_->node_context(program_->at(op.pc)) + e.detail());
     } catch (const std::bad_alloc&) {
-      swap_held();
       throw Error(ErrorKind::Resource, program_->node_context(program_->at(op.pc)) + "out of memory");
     }
-    swap_held();
   }
   return false;
 }

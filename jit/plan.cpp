@@ -74,15 +74,23 @@ std::vector<std::optional<ContractionMatch>> find_contractions(const vm::Program
 // code may exit (the end, branches, group starts) as a use of what the
 // interpreter needs there. A hold reads its register at the op that
 // overwrites it; the members that read through it do not read the register.
+// The hold slot each (member, register) pair reads through, keyed by
+// (index into the reordered ops << 32) | register.
+using HoldReads = std::unordered_map<std::uint64_t, std::uint32_t>;
+std::uint64_t hold_read_key(std::size_t op, std::uint32_t reg) { return (std::uint64_t{op} << 32) | reg; }
+
+HoldReads hold_reads(const std::vector<GroupHold>& holds) {
+  HoldReads reads;
+  for (std::uint32_t slot = 0; slot < holds.size(); ++slot)
+    for (std::size_t m : holds[slot].readers) reads.emplace(hold_read_key(m, holds[slot].reg.index), slot);
+  return reads;
+}
+
 std::vector<RegSet> live_after_ops(const vm::Program& program, const Trace& trace,
                                    const std::vector<std::vector<vm::Pc>>& exit_before,
-                                   const std::vector<GroupHold>& holds = {}) {
+                                   const std::vector<GroupHold>& holds = {}, const HoldReads& through = {}) {
   std::unordered_map<std::size_t, std::vector<std::uint32_t>> held_before;
-  std::unordered_set<std::uint64_t> read_through_hold;  // (op << 32) | register
-  for (const GroupHold& h : holds) {
-    held_before[h.before].push_back(h.reg.index);
-    for (std::size_t m : h.readers) read_through_hold.insert((std::uint64_t{m} << 32) | h.reg.index);
-  }
+  for (const GroupHold& h : holds) held_before[h.before].push_back(h.reg.index);
   std::vector<RegSet> after(trace.ops.size());
   RegSet live;
   add_live(live, program, trace.end_pc);
@@ -93,7 +101,7 @@ std::vector<RegSet> live_after_ops(const vm::Program& program, const Trace& trac
     for (const TraceValue& v : op.outputs)
       if (v.reg.valid()) live.erase(v.reg.index);
     for (const TraceValue& v : op.inputs)
-      if (v.reg.valid() && !read_through_hold.count((std::uint64_t{i} << 32) | v.reg.index)) live.insert(v.reg.index);
+      if (v.reg.valid() && !through.count(hold_read_key(i, v.reg.index))) live.insert(v.reg.index);
     if (auto h = held_before.find(i); h != held_before.end()) live.insert(h->second.begin(), h->second.end());
     for (vm::Pc pc : exit_before[i]) add_live(live, program, pc);
   }
@@ -134,9 +142,7 @@ std::optional<ValueSpan> recorded_span(const Trace& trace, std::size_t first, st
 bool build_fused(const vm::Program& program, const Trace& trace, const Group& g, const ScalarConstants& constants,
                  const RegSet& live_after_group, const PlanOptions& options, FusedStep& out,
                  const InputVersion* held = nullptr) {
-  std::vector<std::size_t> ops;
-  for (std::size_t i = g.first; i <= g.last; ++i) ops.push_back(i);
-  GroupDag dag = build_group_dag(program, trace, ops, constants, held);
+  GroupDag dag = build_group_dag(program, trace, g.first, g.last, constants, held);
   if (held) out.held_inputs.assign(dag.input_versions.begin(), dag.input_versions.end());
   FusedElementwiseSpec& spec = out.spec;
   spec = std::move(dag.spec);
@@ -207,6 +213,7 @@ std::vector<GroupMembers> adjacent_runs(const GroupMembers& members) {
 struct PlanOrder {
   ReorderedTrace reordered;
   std::vector<GroupHold> holds;
+  HoldReads through;  // which members read which register through which hold
   std::vector<std::optional<ContractionMatch>> contractions;  // by reordered op index
   std::vector<RegSet> live_after;
 
@@ -214,12 +221,8 @@ struct PlanOrder {
   // reads a register through, -1 for the register itself.
   InputVersion held_by() const {
     return [this](std::size_t op, std::uint32_t reg) -> std::int64_t {
-      for (std::size_t slot = 0; slot < holds.size(); ++slot) {
-        const GroupHold& h = holds[slot];
-        if (h.reg.index == reg && std::find(h.readers.begin(), h.readers.end(), op) != h.readers.end())
-          return static_cast<std::int64_t>(slot);
-      }
-      return -1;
+      const auto it = through.find(hold_read_key(op, reg));
+      return it == through.end() ? -1 : static_cast<std::int64_t>(it->second);
     };
   }
 };
@@ -248,9 +251,10 @@ PlanOrder plan_order(const vm::Program& program, const Trace& recorded, const Sc
       order.contractions[at] = std::move(match);
     }
     order.holds = find_holds(order.reordered);
+    order.through = hold_reads(order.holds);
     order.live_after = live_after_ops(
         program, trace, exits_before(program, trace, order.reordered.groups, order.contractions, rows_allowed),
-        order.holds);
+        order.holds, order.through);
     std::vector<GroupMembers> next;
     bool split = false;
     const InputVersion held = order.held_by();
@@ -318,10 +322,11 @@ void attach_holds_and_replays(const PlanOrder& order, Plan& plan) {
       ReplayOp op;
       op.pc = reordered.trace.ops[j].pc;
       // Through the holds already taken when the step exits.
-      for (std::uint32_t slot = 0; slot < order.holds.size(); ++slot) {
-        const GroupHold& h = order.holds[slot];
-        if (step_of[h.before] <= si && std::find(h.readers.begin(), h.readers.end(), j) != h.readers.end())
-          op.held.push_back({h.reg, slot});
+      for (const TraceValue& v : reordered.trace.ops[j].inputs) {
+        const auto it = v.reg.valid() ? order.through.find(hold_read_key(j, v.reg.index)) : order.through.end();
+        const bool taken = it != order.through.end() && step_of[order.holds[it->second].before] <= si;
+        const bool listed = std::any_of(op.held.begin(), op.held.end(), [&](const Hold& h) { return h.reg == v.reg; });
+        if (taken && !listed) op.held.push_back({v.reg, it->second});
       }
       s.replay.push_back(std::move(op));
     }
@@ -424,6 +429,7 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
   const std::vector<GroupRange>& groups = order.reordered.groups;
   std::vector<std::optional<ContractionMatch>> contractions = order.contractions;
   const std::vector<RegSet>& live_after = order.live_after;
+  const InputVersion held = order.held_by();
   plan.sunk_ops = order.reordered.sunk_ops;
 
   std::size_t next_group = 0;
@@ -460,7 +466,6 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
         }
       }
       FusedStep fs;
-      const InputVersion held = order.held_by();
       if (build_fused(program, trace, g, constants, live_after[g.last], options, fs, range.sunk ? &held : nullptr)) {
         plan.fused_ops += g.last - g.first + 1;
         // A sunk group runs at its last member's place and exits there.

@@ -136,10 +136,10 @@ std::optional<FusibleOp> fusible_op(const vm::Program& program, const TraceOp& o
 }
 
 GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::size_t first, std::size_t last,
-                         const ScalarConstants& constants) {
+                         const ScalarConstants& constants, const InputVersion* version) {
   std::vector<std::size_t> ops;
   for (std::size_t i = first; i <= last; ++i) ops.push_back(i);
-  return build_group_dag(program, trace, ops, constants);
+  return build_group_dag(program, trace, ops, constants, version);
 }
 
 GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::span<const std::size_t> ops,

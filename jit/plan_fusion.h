@@ -31,7 +31,8 @@ struct FusibleOp {
 std::optional<FusibleOp> fusible_op(const vm::Program& program, const TraceOp& op, const ScalarConstants& constants);
 
 // The expression DAG of trace ops [first, last] (all fusible): nodes for
-// inputs (deduplicated by register), folded scalar constants and each op.
+// inputs (one per register, or per register and version), folded scalar
+// constants and each op.
 struct GroupDag {
   FusedElementwiseSpec spec;                                  // nodes and num_inputs; no outputs yet
   std::vector<vm::RegId> inputs;
@@ -41,12 +42,13 @@ struct GroupDag {
   std::vector<std::pair<std::uint32_t, std::uint16_t>> defined;  // (register, node) per op, in order
   std::vector<vm::Pc> pcs;
 };
-GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::size_t first, std::size_t last,
-                         const ScalarConstants& constants);
+
 // Which value of a register a group's op reads, when members read the same
 // register at different times (an op in between overwrote it): inputs are
 // one per (register, version). Called with the op's index into Trace::ops.
 using InputVersion = std::function<std::int64_t(std::size_t op, std::uint32_t reg)>;
+GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::size_t first, std::size_t last,
+                         const ScalarConstants& constants, const InputVersion* version = nullptr);
 // The same for the trace ops at `ops` (ascending indices), in that order.
 GroupDag build_group_dag(const vm::Program& program, const Trace& trace, std::span<const std::size_t> ops,
                          const ScalarConstants& constants, const InputVersion* version = nullptr);

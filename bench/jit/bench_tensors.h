@@ -1,5 +1,5 @@
-// Inputs and output comparisons shared by the JIT benchmarks that time whole
-// models through the public API.
+// Inputs, output comparisons and the session options shared by the JIT
+// benchmarks that time whole models through the public API.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +13,18 @@
 #include "canary/canary.h"
 
 namespace canary::bench {
+
+// One intra-op thread, the JIT on or off, compiles on the calling thread
+// (deterministic), hot after `hot_threshold` calls; each benchmark sets the
+// option it compares on top.
+inline Options jit_bench_options(bool jit, std::uint64_t hot_threshold) {
+  Options o;
+  o.intra_op_threads = 1;
+  o.jit.enabled = jit;
+  o.jit.synchronous = true;
+  o.jit.hot_threshold = hot_threshold;
+  return o;
+}
 
 // An f32 tensor of `shape` with values uniform in [lo, hi] from `seed`.
 inline Tensor uniform_tensor(std::vector<std::int64_t> shape, unsigned seed, float lo, float hi) {

@@ -62,11 +62,7 @@ graph main(x: f32[N, K], w: f32[K, M], b: f32[M]) -> (y) {
 )";
 
 canary::Options options(bool jit, bool epilogues) {
-  canary::Options o;
-  o.intra_op_threads = 1;
-  o.jit.enabled = jit;
-  o.jit.synchronous = true;
-  o.jit.hot_threshold = 1;
+  canary::Options o = canary::bench::jit_bench_options(jit, 1);
   o.jit.contraction_epilogues = epilogues;
   return o;
 }

@@ -50,11 +50,7 @@ graph main(xs: f32[T, N, I], h0: f32[N, H], wx: f32[H, I], wh: f32[H, H], bx: f3
 )";
 
 canary::Options options(bool jit, bool hoist) {
-  canary::Options o;
-  o.intra_op_threads = 1;
-  o.jit.enabled = jit;
-  o.jit.synchronous = true;
-  o.jit.hot_threshold = 2;
+  canary::Options o = canary::bench::jit_bench_options(jit, 2);
   o.jit.hoist_loop_invariants = hoist;
   return o;
 }

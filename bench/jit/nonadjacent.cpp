@@ -51,11 +51,7 @@ graph main(x: f32[N, H], w: f32[H, H], v: f32[H, H]) -> (y) {
 )";
 
 canary::Options options(bool jit, bool nonadjacent) {
-  canary::Options o;
-  o.intra_op_threads = 1;
-  o.jit.enabled = jit;
-  o.jit.synchronous = true;
-  o.jit.hot_threshold = 2;
+  canary::Options o = canary::bench::jit_bench_options(jit, 2);
   o.jit.nonadjacent_fusion = nonadjacent;
   return o;
 }
