@@ -56,8 +56,8 @@ void print_guards(std::ostream& os, const VariantReport& v, const std::vector<st
 
 // One installed variant with its groups, kernels and guards.
 void print_variant(std::ostream& os, const VariantReport& v, const std::vector<std::string>& inputs, bool listing) {
-  fmt::print(os, "    variant trace {}: {}, {} math, {}{}, pc {}..{}\n", v.trace, v.tier, v.math, v.isa,
-             v.loop ? ", loop body" : "", v.start_pc, v.end_pc);
+  fmt::print(os, "    {} {}: {}, {} math, {}{}, pc {}..{}\n", v.side ? "side trace" : "variant trace", v.trace, v.tier,
+             v.math, v.isa, v.loop ? ", loop body" : "", v.start_pc, v.end_pc);
   fmt::print(os, "      ran {} times, {} deopts; compiled in {:.3f} ms, {} bytes of code\n", v.entries, v.deopts,
              v.compile_ms, v.code_bytes);
   fmt::print(os, "      fusion groups: {}\n", v.groups.size());
@@ -87,6 +87,7 @@ void print_jit_report(std::ostream& os, const JitReport& r, const std::vector<st
     fmt::print(os, "  anchor '{}' ({} at pc {}): {}; {} compiles\n", a.name, a.kind, a.pc,
                a.state.empty() ? "interpreted" : a.state, a.compiles);
     for (const VariantReport& v : a.variants) print_variant(os, v, model_inputs, listing);
+    for (const VariantReport& v : a.side_traces) print_variant(os, v, model_inputs, listing);
   }
 }
 

@@ -23,7 +23,7 @@ json variant_json(const VariantReport& v) {
                       {"sunk", g.sunk}});
   for (const GuardReport& g : v.guards) guards.push_back({{"condition", g.condition}, {"failures", g.failures}});
   return {{"trace", v.trace},     {"tier", v.tier},         {"math", v.math},       {"isa", v.isa},
-          {"loop", v.loop},       {"start_pc", v.start_pc}, {"end_pc", v.end_pc},   {"groups", groups},
+          {"loop", v.loop},       {"side", v.side},         {"start_pc", v.start_pc}, {"end_pc", v.end_pc},   {"groups", groups},
           {"kernels", v.kernels}, {"guards", guards},       {"entries", v.entries}, {"deopts", v.deopts},
           {"compile_ms", v.compile_ms}, {"code_bytes", v.code_bytes}, {"listing", v.listing}};
 }
@@ -33,9 +33,11 @@ json jit_json(const JitReport& r) {
   json anchors = json::array();
   for (const AnchorReport& a : r.anchors) {
     json variants = json::array();
+    json side_traces = json::array();
     for (const VariantReport& v : a.variants) variants.push_back(variant_json(v));
+    for (const VariantReport& v : a.side_traces) side_traces.push_back(variant_json(v));
     anchors.push_back({{"name", a.name}, {"kind", a.kind}, {"pc", a.pc}, {"compiles", a.compiles},
-                       {"state", a.state}, {"variants", variants}});
+                       {"state", a.state}, {"variants", variants}, {"side_traces", side_traces}});
   }
   return {{"enabled", r.enabled}, {"isa", r.isa}, {"anchors", anchors}};
 }
@@ -94,11 +96,13 @@ json stats_json(const Stats& s) {
   }
   const JitStats& j = s.jit;
   json jit = {{"compiled_entries", j.compiled_entries}, {"guard_failures", j.guard_failures},
-              {"deopts", j.deopts}, {"value_canaries", j.value_canaries},
+              {"deopts", j.deopts}, {"side_trace_entries", j.side_trace_entries},
+              {"value_canaries", j.value_canaries},
               {"range_canaries", j.range_canaries}, {"traces_recorded", j.traces_recorded},
               {"compiles", j.compiles}, {"compile_failures", j.compile_failures}, {"retraces", j.retraces},
               {"compiles_dropped", j.compiles_dropped}, {"traces_evicted", j.traces_evicted},
-              {"variants_installed", j.variants_installed}, {"code_bytes", j.code_bytes},
+              {"variants_installed", j.variants_installed}, {"side_traces_installed", j.side_traces_installed},
+              {"code_bytes", j.code_bytes},
               {"compile_ms", j.compile_ms}};
   return {{"calls", s.calls},
           {"failed_calls", s.failed_calls},

@@ -78,11 +78,11 @@ void print_stats(std::ostream& os, const Stats& s) {
              s.instructions_executed, s.distinct_shapes);
   for (const InputShapes& in : s.input_shapes) fmt::print(os, "  input {}: {}\n", in.input, shape_counts(in));
   const JitStats& j = s.jit;
-  fmt::print(os, "jit: {} compiled entries, {} guard failures, {} deopts, {} value canaries\n", j.compiled_entries,
-             j.guard_failures, j.deopts, j.value_canaries);
-  fmt::print(os, "  {} traces, {} compiles ({:.3f} ms), {} failed, {} retraces; {} variants installed, {} bytes of code\n",
+  fmt::print(os, "jit: {} compiled entries, {} guard failures, {} deopts, {} exits continued in side traces, {} value canaries\n",
+             j.compiled_entries, j.guard_failures, j.deopts, j.side_trace_entries, j.value_canaries);
+  fmt::print(os, "  {} traces, {} compiles ({:.3f} ms), {} failed, {} retraces; {} variants and {} side traces installed, {} bytes of code\n",
              j.traces_recorded, j.compiles, j.compile_ms, j.compile_failures, j.retraces, j.variants_installed,
-             j.code_bytes);
+             j.side_traces_installed, j.code_bytes);
 }
 
 void print_run_summary(std::ostream& os, const std::string& model_path, const std::string& settings,

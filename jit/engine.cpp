@@ -183,6 +183,10 @@ void Engine::refill(Anchor& a, Clock::time_point now) {
     a.last_refill += kRefillPeriod;
     a.compiles_in_window = std::max(0, a.compiles_in_window - 1);
     a.penalty_ms = std::max(kBasePenaltyMs, a.penalty_ms / 2);
+    a.no_side.clear();
+    // A side trace wanted at an exit that stopped firing is forgotten (the
+    // exit's count asks again if it fires again).
+    a.side_wanted.store(vm::kNoPc, std::memory_order_relaxed);
     if (a.demoted) {
       a.tier = a.learned_tier();
       a.demoted = false;
@@ -193,7 +197,7 @@ void Engine::refill(Anchor& a, Clock::time_point now) {
 InstalledVariants Engine::variants(vm::AnchorId anchor) const {
   std::lock_guard lock(mu_);
   const Anchor& a = *anchors_[anchor.index];
-  return {a.list, a.version.load(std::memory_order_relaxed)};
+  return {a.list, a.sides, a.version.load(std::memory_order_relaxed)};
 }
 
 Event Engine::event(EventKind kind, vm::AnchorId anchor, std::uint64_t call) const {
@@ -227,18 +231,7 @@ RecordingTicket Engine::claim_recording(vm::AnchorId anchor) {
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
   const Clock::time_point now = Clock::now();
-  if (!a.wants_recording || !can_compile(a, now)) return {};
-  refill(a, now);
-  if (a.compiles_in_window >= options_.max_compiles_per_anchor) {
-    // Budget spent: wait out a penalty (doubling each time), then allow one more attempt.
-    Event e = event(EventKind::Penalty, anchor, 0);
-    e.message = "anchor '" + a.name + "' used its " + std::to_string(options_.max_compiles_per_anchor) +
-                " compiles: interpreting for " + std::to_string(static_cast<int>(a.penalty_ms)) + " ms";
-    events_.add(std::move(e));
-    set_penalty(a, now);
-    a.compiles_in_window = options_.max_compiles_per_anchor - 1;
-    return {};
-  }
+  if (!a.wants_recording || !can_compile(a, now) || !budget_allows(a, anchor, now)) return {};
   a.recording = true;
   a.wants_recording = false;
   const vm::Pc cut = a.cut_at;
@@ -246,12 +239,47 @@ RecordingTicket Engine::claim_recording(vm::AnchorId anchor) {
   return {true, cut};
 }
 
-void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64_t call) {
+// Refills the anchor's budget; false (with a penalty) when it is spent.
+// Caller holds mu_.
+bool Engine::budget_allows(Anchor& a, vm::AnchorId anchor, Clock::time_point now) {
+  refill(a, now);
+  if (a.compiles_in_window < options_.max_compiles_per_anchor) return true;
+  // Budget spent: wait out a penalty (doubling each time), then allow one more attempt.
+  Event e = event(EventKind::Penalty, anchor, 0);
+  e.message = "anchor '" + a.name + "' used its " + std::to_string(options_.max_compiles_per_anchor) +
+              " compiles: interpreting for " + std::to_string(static_cast<int>(a.penalty_ms)) + " ms";
+  events_.add(std::move(e));
+  set_penalty(a, now);
+  a.compiles_in_window = options_.max_compiles_per_anchor - 1;
+  return false;
+}
+
+bool Engine::side_recording_wanted(vm::AnchorId anchor, vm::Pc pc) const {
+  const Anchor& a = *anchors_[anchor.index];
+  if (a.side_wanted.load(std::memory_order_relaxed) != pc) return false;
+  return to_ns(Clock::now()) >= a.penalty_until_ns.load(std::memory_order_relaxed);
+}
+
+bool Engine::claim_side_recording(vm::AnchorId anchor, vm::Pc pc) {
+  if (!active()) return false;
+  std::lock_guard lock(mu_);
+  Anchor& a = *anchors_[anchor.index];
+  const Clock::time_point now = Clock::now();
+  if (a.side_wanted.load(std::memory_order_relaxed) != pc || !can_compile(a, now) || !budget_allows(a, anchor, now))
+    return false;
+  a.recording = true;
+  a.side_wanted.store(vm::kNoPc, std::memory_order_relaxed);
+  return true;
+}
+
+void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64_t call, vm::Pc side_pc) {
   std::unique_lock lock(mu_);
   Anchor& a = *anchors_[anchor.index];
   a.recording = false;
   if (!trace) {
-    a.wants_recording = true;  // the run failed before the region ended: try another call
+    // The run failed before the region ended: try another call.
+    if (side_pc != vm::kNoPc) a.side_wanted.store(side_pc, std::memory_order_relaxed);
+    else a.wants_recording = true;
     return;
   }
   trace->id = next_trace_id_++;
@@ -259,11 +287,16 @@ void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64
   Event e = event(EventKind::TraceRecorded, anchor, call);
   e.trace = trace->id;
   e.pc = trace->end_pc;
-  e.message = "trace " + std::to_string(trace->id) + " recorded at '" + a.name + "': " +
+  e.message = std::string(trace->side ? "side trace " : "trace ") + std::to_string(trace->id) + " recorded at '" +
+              a.name + "'" + (trace->side ? " from pc " + std::to_string(trace->start_pc) : std::string()) + ": " +
               std::to_string(trace->ops.size()) + " instructions, " + std::to_string(trace->entry.size()) +
               " entry values, ends at pc " + std::to_string(trace->end_pc) + " (" +
               std::string(trace_end_name(trace->end)) + ")";
   events_.add(std::move(e));
+  if (trace->ops.empty() && trace->side) {
+    a.no_side.insert(trace->start_pc);  // nothing to compile there: its exits cut instead
+    return;
+  }
   if (trace->ops.empty()) {
     // Nothing compiled code could run here (e.g. the region starts with a
     // loop set-up): stay interpreted, look again much later.
@@ -306,6 +339,10 @@ void Engine::drop_trace(Anchor& a, vm::AnchorId anchor, const Trace& trace, std:
   events_.add(std::move(e));
   a.penalty_until = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(kBasePenaltyMs));
   a.penalty_until_ns.store(to_ns(a.penalty_until), std::memory_order_relaxed);
+  if (trace.side) {
+    a.side_wanted.store(trace.start_pc, std::memory_order_relaxed);
+    return;
+  }
   if (trace.end == TraceEnd::Cut) a.cut_at = trace.end_pc;
   a.wants_recording = true;
 }
@@ -401,7 +438,11 @@ void Engine::compile(const Task& task) {
     std::lock_guard lock(mu_);
     Anchor& a = *anchors_[task.anchor.index];
     try {
-      if (compiled) {
+      if (compiled && task.trace.side) {
+        // Side traces are not trialled: they serve exits of the anchor's
+        // traces, whichever the cost model chose.
+        install_side(a, compiled, task.call);
+      } else if (compiled) {
         install(a, compiled, task.call);
         // One trial per anchor at a time: a sibling trace (another rank or a
         // 0/1 dim) compiled while the main trace's trial runs keeps the
@@ -417,7 +458,8 @@ void Engine::compile(const Task& task) {
         e.message = "trace " + std::to_string(task.trace.id) + " (" + std::string(tier_name(tier)) +
                     ") failed to compile: " + error + "; the interpreter keeps running the region";
         events_.add(std::move(e));
-        note_compile_failure(a, task.anchor, task.call);
+        if (task.trace.side) a.no_side.insert(task.trace.start_pc);  // its exits cut the trace instead
+        else note_compile_failure(a, task.anchor, task.call);
       }
     } catch (...) {
       // Out of memory while publishing: the region stays interpreted.
@@ -489,35 +531,72 @@ void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std:
   a.version.fetch_add(1, std::memory_order_release);
   enforce_trace_limit(trace.get(), call);
   a.failures_since_install = 0;
+  log_compiled(a, *trace, call);
+  for (const auto& [old, why] : dropped) log_removed(a, *old, why, call);
+}
+
+// Publishes a new side-trace list: the new one first, minus the side trace
+// it replaces or subsumes, capped at max_side_traces_per_anchor (the least
+// recently used goes). Caller holds mu_.
+void Engine::install_side(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call) {
+  trace->mark_used(use_clock_.load(std::memory_order_relaxed));
+  auto sides = std::make_shared<VariantList>();
+  sides->push_back(trace);
+  std::vector<std::pair<std::shared_ptr<const CompiledTrace>, std::string>> dropped;
+  for (const auto& old : *a.sides) {
+    if (old->id() == a.replace_side) dropped.emplace_back(old, "replaced by side trace " + std::to_string(trace->id()));
+    else if (subsumes(*trace, *old)) dropped.emplace_back(old, "subsumed by side trace " + std::to_string(trace->id()));
+    else sides->push_back(old);
+  }
+  while (sides->size() > static_cast<std::size_t>(std::max(1, options_.max_side_traces_per_anchor))) {
+    auto least = std::min_element(sides->begin() + 1, sides->end(),
+                                  [](const auto& x, const auto& y) { return evicts_before(*x, *y); });
+    dropped.emplace_back(*least, "side trace limit reached (least recently used)");
+    sides->erase(least);
+  }
+  a.replace_side = 0;
+  a.sides = std::move(sides);
+  a.version.fetch_add(1, std::memory_order_release);
+  log_compiled(a, *trace, call);
+  for (const auto& [old, why] : dropped) log_removed(a, *old, why, call);
+}
+
+// The Compiled event of an installed trace (and the totals). Caller holds mu_.
+void Engine::log_compiled(const Anchor& a, const CompiledTrace& trace, std::uint64_t call) {
   ++totals_.compiles;
-  totals_.compile_ms += trace->compile_ms();
-  const Plan& p = trace->plan();
+  totals_.compile_ms += trace.compile_ms();
+  const Plan& p = trace.plan();
   Event e;
   e.kind = EventKind::Compiled;
   e.call = call;
   e.anchor = a.name;
-  e.trace = trace->id();
-  e.duration_ms = trace->compile_ms();
-  e.code_bytes = trace->code_bytes();
+  e.trace = trace.id();
+  if (p.side) e.pc = p.start_pc;
+  e.duration_ms = trace.compile_ms();
+  e.code_bytes = trace.code_bytes();
   e.decision = std::string(tier_name(p.tier)) + ", " + (p.math == MathMode::Fast ? "fast" : "exact") + " math";
-  e.message = "trace " + std::to_string(trace->id()) + " compiled (" + e.decision + "): " +
+  const std::string what = p.side ? "side trace " + std::to_string(trace.id()) + " from pc " + std::to_string(p.start_pc)
+                                  : "trace " + std::to_string(trace.id());
+  e.message = what + " compiled (" + e.decision + "): " +
               std::to_string(p.steps.size()) + " steps, " + std::to_string(p.fused.size()) + " fused groups covering " +
               std::to_string(p.fused_ops) + " ops, " +
               (p.hoisted_outputs.empty() ? std::string()
                                          : std::to_string(p.hoisted_outputs.size()) + " loop-invariant steps hoisted, ") +
               (p.sunk_ops == 0 ? std::string() : std::to_string(p.sunk_ops) + " ops sunk into later groups, ") +
               std::to_string(p.guards.guards.size()) + " guards, " +
-              std::to_string(trace->code_bytes()) + " bytes in " + std::to_string(trace->compile_ms()) + " ms";
+              std::to_string(trace.code_bytes()) + " bytes in " + std::to_string(trace.compile_ms()) + " ms";
   events_.add(std::move(e));
-  for (const auto& [old, why] : dropped) {
-    Event ev;
-    ev.kind = EventKind::Evicted;
-    ev.call = call;
-    ev.anchor = a.name;
-    ev.trace = old->id();
-    ev.message = "trace " + std::to_string(old->id()) + " removed: " + why;
-    events_.add(std::move(ev));
-  }
+}
+
+void Engine::log_removed(const Anchor& a, const CompiledTrace& trace, const std::string& why, std::uint64_t call) {
+  Event e;
+  e.kind = EventKind::Evicted;
+  e.call = call;
+  e.anchor = a.name;
+  e.trace = trace.id();
+  e.message = std::string(trace.plan().side ? "side trace " : "trace ") + std::to_string(trace.id()) +
+              " removed: " + why;
+  events_.add(std::move(e));
 }
 
 // Keeps the model within JitOptions::max_traces installed variants: while
@@ -570,32 +649,51 @@ void Engine::request_retrace(Anchor& a, vm::AnchorId anchor, std::string decisio
   events_.add(std::move(e));
 }
 
+std::vector<TensorHeader> Engine::entry_headers(const Plan& plan, const vm::FrameView& frame) {
+  std::vector<TensorHeader> headers;
+  for (vm::RegId r : plan.entry_regs) headers.push_back(header_of(frame.registers[r.index]));
+  return headers;
+}
+
+// Counts a refused entry; its event for the first few and then powers of two
+// (built before taking the lock).
+std::optional<Event> Engine::count_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed,
+                                                 std::uint32_t guard, const std::vector<TensorHeader>& headers,
+                                                 std::uint64_t call) const {
+  failed.count_exit(guard);
+  if (!worth_logging(failed.exit_count(guard))) return std::nullopt;
+  const Plan& plan = failed.plan();
+  Event e = event(EventKind::GuardFailed, anchor, call);
+  e.trace = failed.id();
+  e.pc = plan.start_pc;
+  e.guard = plan.exits[guard].description;
+  e.observed = describe_observed(plan.guards.guards[guard], headers.data());
+  e.message = "guard " + e.guard + " of " + (plan.side ? "side trace " : "trace ") + std::to_string(failed.id()) +
+              " failed (" + e.observed + "): interpreting from pc " + std::to_string(plan.start_pc) + " (failure " +
+              std::to_string(failed.exit_count(guard)) + ")";
+  return e;
+}
+
 void Engine::on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, std::uint32_t guard,
                               const vm::FrameView& frame, std::uint64_t call) {
   const Plan& plan = failed.plan();
-  std::vector<TensorHeader> headers;
-  for (vm::RegId r : plan.entry_regs) headers.push_back(header_of(frame.registers[r.index]));
-  const Guard& g = plan.guards.guards[guard];
-  failed.count_exit(guard);
-  std::optional<Event> e;
-  if (worth_logging(failed.exit_count(guard))) {
-    // Built before taking the lock; repeated failures are counted, not all logged.
-    e = event(EventKind::GuardFailed, anchor, call);
-    e->trace = failed.id();
-    e->pc = plan.start_pc;
-    e->guard = plan.exits[guard].description;
-    e->observed = describe_observed(g, headers.data());
-    e->message = "guard " + e->guard + " of trace " + std::to_string(failed.id()) + " failed (" + e->observed +
-                 "): interpreting from pc " + std::to_string(plan.start_pc) + " (failure " +
-                 std::to_string(failed.exit_count(guard)) + ")";
-  }
+  const std::vector<TensorHeader> headers = entry_headers(plan, frame);
+  std::optional<Event> e = count_guard_failure(anchor, failed, guard, headers, call);
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
   if (e) events_.add(std::move(*e));
   ++a.failures_since_install;
   if (a.recording || a.compiling || a.wants_recording || a.failures_since_install < kRetraceAfterFailures) return;
+  request_retrace(a, anchor, learn_from_refusal(a, plan, guard, headers), call);
+}
 
-  // Learn from the difference between what was recorded and what came.
+// Learns from the difference between what was recorded and what came: a dim
+// seen with a second value (both > 1) becomes symbolic, dims once equal and
+// now not stop sharing a symbol; rank, dtype and 0/1 changes ask for a
+// sibling. Caller holds mu_.
+std::string Engine::learn_from_refusal(Anchor& a, const Plan& plan, std::uint32_t guard,
+                                       const std::vector<TensorHeader>& headers) {
+  const Guard& g = plan.guards.guards[guard];
   std::string made_symbolic, sibling;
   for (std::uint32_t i = 0; i < plan.entry.size(); ++i) {
     const TraceValue& v = plan.entry[i];
@@ -628,7 +726,39 @@ void Engine::on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, 
   }
   if (!sibling.empty()) decision += (decision.empty() ? "sibling trace: " : "; sibling trace: ") + sibling;
   if (decision.empty()) decision = "sibling trace (" + describe_guard(g, plan.entry_names) + ")";
-  request_retrace(a, anchor, decision, call);
+  return decision;
+}
+
+// Whether a branch exit at pc should get a side trace. Caller holds mu_.
+bool Engine::wants_side_trace(const Anchor& a, vm::Pc pc) const {
+  return options_.side_traces && options_.max_side_traces_per_anchor > 0 && !a.no_side.count(pc);
+}
+
+void Engine::request_side_trace(Anchor& a, vm::AnchorId anchor, vm::Pc pc, std::string decision, std::uint64_t call) {
+  a.side_wanted.store(pc, std::memory_order_relaxed);
+  ++totals_.retraces;
+  Event e = event(EventKind::Retrace, anchor, call);
+  e.pc = pc;
+  e.decision = decision;
+  e.message = "side trace of '" + a.name + "' from pc " + std::to_string(pc) + " queued: " + decision;
+  events_.add(std::move(e));
+}
+
+void Engine::on_side_refused(vm::AnchorId anchor, const CompiledTrace& refused, std::uint32_t guard,
+                             const vm::FrameView& frame, std::uint64_t call) {
+  const Plan& plan = refused.plan();
+  const std::vector<TensorHeader> headers = entry_headers(plan, frame);
+  std::optional<Event> e = count_guard_failure(anchor, refused, guard, headers, call);
+  std::lock_guard lock(mu_);
+  Anchor& a = *anchors_[anchor.index];
+  if (e) events_.add(std::move(*e));
+  if (a.recording || a.compiling || a.side_wanted.load(std::memory_order_relaxed) != vm::kNoPc ||
+      refused.exit_count(guard) < kRetraceAfterFailures || !wants_side_trace(a, plan.start_pc))
+    return;
+  request_side_trace(a, anchor, plan.start_pc,
+                     "guard " + plan.exits[guard].description + " of side trace " + std::to_string(refused.id()) +
+                         " keeps failing: " + learn_from_refusal(a, plan, guard, headers),
+                     call);
 }
 
 void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t exit, vm::Pc resume_pc,
@@ -650,13 +780,21 @@ void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint3
   if (e) events_.add(std::move(*e));
   if (kernel_error || a.recording || a.compiling || a.wants_recording) return;
   const ExitRecord& x = plan.exits[exit];
-  if (trace.exit_count(exit) < kRetraceAfterExits) return;
+  if (trace.exit_count(exit) < kRetraceAfterExits || a.side_wanted.load(std::memory_order_relaxed) != vm::kNoPc) return;
   switch (x.kind) {
     case ExitKind::Branch:
-      // Cutting before a branch that opens the region would leave nothing to
-      // compile: keep the variant (it exits at the branch, no worse than
-      // interpreting) rather than retrace.
-      if (!work_before(plan, x.pc)) break;
+      if (wants_side_trace(a, x.pc)) {
+        request_side_trace(a, anchor, x.pc,
+                           "branch at pc " + std::to_string(x.pc) + " of trace " + std::to_string(trace.id()) +
+                               " keeps deoptimising: side trace from it",
+                           call);
+        break;
+      }
+      // A side trace's own trace is the anchor's main one: cutting it is not
+      // this trace's to ask. Cutting before a branch that opens the region
+      // would leave nothing to compile: keep the variant (it exits at the
+      // branch, no worse than interpreting) rather than retrace.
+      if (plan.side || !work_before(plan, x.pc)) break;
       a.cut_at = x.pc;
       a.replace_trace = trace.id();
       request_retrace(a, anchor, "branch at pc " + std::to_string(x.pc) + " keeps deoptimising: trace cut before it",
@@ -665,6 +803,11 @@ void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint3
     case ExitKind::Layout:
       a.tier = Tier::Unfused;
       a.demoted = true;
+      if (plan.side) {
+        a.replace_side = trace.id();
+        request_side_trace(a, anchor, plan.start_pc, "fused group layout changed: unfused compiled ops", call);
+        break;
+      }
       a.replace_trace = trace.id();
       request_retrace(a, anchor, "fused group layout changed: unfused compiled ops", call);
       break;
@@ -722,10 +865,13 @@ void Engine::fill_stats(JitStats& stats) const {
   stats.traces_evicted = totals_.traces_evicted;
   stats.compile_ms = totals_.compile_ms;
   stats.variants_installed = 0;
+  stats.side_traces_installed = 0;
   stats.code_bytes = 0;
   for (const auto& a : anchors_) {
     stats.variants_installed += a->list->size();
+    stats.side_traces_installed += a->sides->size();
     for (const auto& t : *a->list) stats.code_bytes += t->code_bytes();
+    for (const auto& t : *a->sides) stats.code_bytes += t->code_bytes();
   }
 }
 

@@ -32,6 +32,7 @@ using VariantList = std::vector<std::shared_ptr<const CompiledTrace>>;
 // so sessions reload the list only when it changed.
 struct InstalledVariants {
   std::shared_ptr<const VariantList> list;
+  std::shared_ptr<const VariantList> sides;  // side traces (JitOptions::side_traces)
   std::uint64_t version = 0;
 };
 
@@ -66,7 +67,19 @@ class Engine {
   RecordingTicket claim_recording(vm::AnchorId anchor);
   // A recording ended (trace or nullopt when the run failed first). Plans and
   // compiles it, on the calling thread when synchronous, else queued.
-  void submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64_t call);
+  // side_pc: the recording was a side trace's, from that pc.
+  void submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64_t call, vm::Pc side_pc = vm::kNoPc);
+
+  // Side traces. Cheap hint (no lock): a side trace is wanted from this pc.
+  bool side_recording_wanted(vm::AnchorId anchor, vm::Pc pc) const;
+  // Whether this session should record the side trace from pc now (claims
+  // the recording, and a compile of the anchor's budget, when it says yes).
+  bool claim_side_recording(vm::AnchorId anchor, vm::Pc pc);
+  // Every side trace from an exit's pc refused the exit's state: `refused`
+  // is the one reported, `guard` its failing guard. Learns from the shapes
+  // and decides whether to record another side trace there.
+  void on_side_refused(vm::AnchorId anchor, const CompiledTrace& refused, std::uint32_t guard,
+                       const vm::FrameView& frame, std::uint64_t call);
 
   // No installed variant accepted the frame: `failed` is the variant whose
   // guard is reported, `guard` the failing one. Decides whether to retrace.
@@ -127,6 +140,19 @@ class Engine {
   void save_learned_profile();
   void compile(const Task& task);
   void install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call);
+  void install_side(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call);
+  void log_compiled(const Anchor& a, const CompiledTrace& trace, std::uint64_t call);
+  void log_removed(const Anchor& a, const CompiledTrace& trace, const std::string& why, std::uint64_t call);
+  bool budget_allows(Anchor& a, vm::AnchorId anchor, std::chrono::steady_clock::time_point now);
+  // What a refused entry teaches (dims made symbolic, sibling reasons), as
+  // the decision text of the retrace it asks for.
+  std::string learn_from_refusal(Anchor& a, const Plan& plan, std::uint32_t guard,
+                                 const std::vector<TensorHeader>& headers);
+  bool wants_side_trace(const Anchor& a, vm::Pc pc) const;
+  static std::vector<TensorHeader> entry_headers(const Plan& plan, const vm::FrameView& frame);
+  std::optional<Event> count_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, std::uint32_t guard,
+                                           const std::vector<TensorHeader>& headers, std::uint64_t call) const;
+  void request_side_trace(Anchor& a, vm::AnchorId anchor, vm::Pc pc, std::string decision, std::uint64_t call);
   void enforce_trace_limit(const CompiledTrace* keep, std::uint64_t call);
   void drop_trace(Anchor& a, vm::AnchorId anchor, const Trace& trace, std::uint64_t call);
   void worker_loop();

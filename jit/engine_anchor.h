@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <set>
 
 #include "jit/engine.h"
 #include "jit/plan.h"
@@ -24,6 +25,18 @@ struct Engine::Anchor {
   ShapeKnowledge knowledge;
   vm::Pc cut_at = vm::kNoPc;
   std::uint32_t replace_trace = 0;  // the variant the next install replaces
+  // Side traces (JitOptions::side_traces), most recently installed first:
+  // an exit of any trace of the anchor that resumes at a side trace's start
+  // pc may continue in it. Published like `list`, under the same version.
+  std::shared_ptr<const VariantList> sides = std::make_shared<const VariantList>();
+  // The pc a side trace should be recorded from (kNoPc: none wanted); read
+  // without the lock by sessions at their exits.
+  std::atomic<vm::Pc> side_wanted{vm::kNoPc};
+  std::uint32_t replace_side = 0;  // the side trace the next side install replaces
+  // Pcs where a side trace could not be built (nothing compilable there, or
+  // its compile failed): their exits cut the trace instead. Cleared by each
+  // refill period, so a side trace is tried again later.
+  std::set<vm::Pc> no_side;
   std::chrono::steady_clock::time_point penalty_until{};
   // penalty_until in steady-clock nanoseconds, read without the lock.
   std::atomic<std::int64_t> penalty_until_ns{0};

@@ -22,6 +22,7 @@ VariantReport variant_report(const vm::Program& program, const CompiledTrace& t,
   v.math = p.math == MathMode::Fast ? "fast" : "exact";
   v.isa = std::string(isa);
   v.loop = p.loops;
+  v.side = p.side;
   v.start_pc = p.start_pc;
   v.end_pc = p.end_pc;
   // Fusion groups, row kernels and contraction epilogues, in the order they run.
@@ -88,6 +89,7 @@ JitReport Engine::report() const {
     ar.pc = pa.pc;
     ar.compiles = a.compiles_total;
     for (const auto& t : *a.list) ar.variants.push_back(variant_report(*program_, *t, r.isa));
+    for (const auto& t : *a.sides) ar.side_traces.push_back(variant_report(*program_, *t, r.isa));
     if (!a.list->empty()) ar.state = "compiled (" + std::to_string(a.list->size()) + " variants)";
     else if (a.compiling) ar.state = "compiling";
     else if (a.penalty_until > now)

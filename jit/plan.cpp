@@ -411,6 +411,7 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
   plan.accumulation = options.accumulation;
   plan.threads = options.threads;
   plan.loops = recorded.loops();
+  plan.side = recorded.side;
   plan.anchor_pc = recorded.anchor_pc;
   plan.start_pc = recorded.start_pc;
   plan.end_pc = recorded.end_pc;

@@ -194,6 +194,7 @@ struct Plan {
   // Symbolic dims: symbol slot -> the entry dims it stands for.
   std::vector<std::vector<DimRef>> symbols;
   bool loops = false;                   // iterate the steps (loop trace)
+  bool side = false;                    // a side trace, entered from exits that resume at start_pc
   vm::Pc anchor_pc = 0, start_pc = 0, end_pc = 0;
   std::uint32_t loop_slot = 0;
   vm::RegId loop_condition;             // loop traces: the header's condition register

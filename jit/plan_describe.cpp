@@ -59,7 +59,8 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
 
 std::string Plan::describe(const vm::Program& program) const {
   std::ostringstream os;
-  os << tier_name(tier) << (loops ? " loop" : "") << " trace, pcs " << start_pc << ".." << end_pc << "\n";
+  os << tier_name(tier) << (loops ? " loop" : "") << (side ? " side" : "") << " trace, pcs " << start_pc << ".."
+     << end_pc << (side ? " (entered from exits that resume at pc " + std::to_string(start_pc) + ")" : "") << "\n";
   os << "  guards (" << guards.guards.size() << "):\n";
   for (const Guard& g : guards.guards) os << "    " << describe_guard(g, entry_names) << "\n";
   os << "  steps (" << steps.size() << "):\n";

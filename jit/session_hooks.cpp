@@ -4,6 +4,23 @@
 
 namespace canary::jit {
 
+namespace {
+
+// Side traces one exit may run through before the interpreter takes over
+// (each starts where the previous one left: the bound keeps a cycle of
+// exits from spinning).
+constexpr int kMaxSideChain = 4;
+
+// Exits a side trace may continue: branch and layout exits mid-trace (entry
+// guards resume at the region's start; a kernel error must reach the
+// interpreter, which re-runs the op and reports it).
+bool continues_in_side_trace(const Plan& plan, std::uint32_t exit) {
+  return exit < plan.exits.size() &&
+         (plan.exits[exit].kind == ExitKind::Branch || plan.exits[exit].kind == ExitKind::Layout);
+}
+
+}  // namespace
+
 SessionHooks::SessionHooks(std::shared_ptr<Engine> engine, std::int64_t max_loop_iterations, int threads)
     : engine_(std::move(engine)) {
   ctx_.max_loop_iterations = max_loop_iterations;
@@ -28,7 +45,9 @@ SessionHooks::AnchorView& SessionHooks::view(vm::AnchorId anchor) {
     InstalledVariants iv = engine_->variants(anchor);
     v.version = iv.version;
     v.list = std::move(iv.list);
+    v.sides = std::move(iv.sides);
     v.scratch.assign(v.list->size(), TraceScratch{});
+    v.side_scratch.assign(v.sides->size(), TraceScratch{});
   }
   return v;
 }
@@ -45,9 +64,7 @@ vm::EntryResult SessionHooks::start_recording(const vm::Program& program, vm::An
   return r;
 }
 
-// Counts a compiled entry and tells the interpreter where to resume.
-vm::EntryResult SessionHooks::entered(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run) {
-  ++counters_.compiled_entries;
+void SessionHooks::note_canaries(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run) {
   if (run.value_canary) {
     ++counters_.value_canaries;
     engine_->on_value_canary(anchor, trace, call_);
@@ -57,6 +74,12 @@ vm::EntryResult SessionHooks::entered(vm::AnchorId anchor, const CompiledTrace& 
     ++counters_.range_canaries;
     engine_->on_range_canary(anchor, trace, run.range_group, call_);
   }
+}
+
+// Counts a compiled entry and tells the interpreter where to resume.
+vm::EntryResult SessionHooks::entered(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run) {
+  ++counters_.compiled_entries;
+  note_canaries(anchor, trace, run);
   vm::EntryResult r;
   r.action = vm::EntryAction::Resumed;
   r.resume_pc = run.resume_pc;
@@ -117,7 +140,7 @@ vm::EntryResult SessionHooks::enter(const vm::Program& program, vm::AnchorId anc
       refused_guard = run.exit;
       continue;
     }
-    return entered(anchor, trace, run);
+    return enter_variant(program, anchor, v, trace, run, frame);
   }
   if (refused) {
     ++counters_.guard_failures;
@@ -128,6 +151,66 @@ vm::EntryResult SessionHooks::enter(const vm::Program& program, vm::AnchorId anc
   const RecordingTicket ticket = engine_->claim_recording(anchor);
   if (ticket.record) return start_recording(program, anchor, ticket.cut_at);
   return {};
+}
+
+const CompiledTrace& SessionHooks::continue_in_side_traces(vm::AnchorId anchor, AnchorView& v,
+                                                           const CompiledTrace& trace, TraceRun& run,
+                                                           const vm::FrameView& frame) {
+  const CompiledTrace* last = &trace;
+  for (int depth = 0; depth < kMaxSideChain; ++depth) {
+    if (run.outcome != TraceOutcome::Exited || !continues_in_side_trace(last->plan(), run.exit)) break;
+    const CompiledTrace* refused = nullptr;
+    std::uint32_t refused_guard = 0;
+    const CompiledTrace* next = nullptr;
+    for (std::size_t i = 0; i < v.sides->size() && next == nullptr; ++i) {
+      const CompiledTrace& side = *(*v.sides)[i];
+      if (side.plan().start_pc != run.resume_pc || &side == last) continue;
+      const TraceRun side_run = side.run(frame, ctx_, v.side_scratch[i]);
+      if (side_run.outcome == TraceOutcome::GuardFailed) {
+        refused = &side;
+        refused_guard = side_run.exit;
+        continue;
+      }
+      last->count_exit(run.exit);  // taken, and continued compiled
+      ++counters_.side_trace_entries;
+      note_canaries(anchor, *last, run);
+      run = side_run;
+      next = &side;
+    }
+    if (next == nullptr) {
+      if (refused) engine_->on_side_refused(anchor, *refused, refused_guard, frame, call_);
+      break;
+    }
+    last = next;
+  }
+  return *last;
+}
+
+// A variant ran: its exits may continue in side traces; an exit that still
+// reaches the interpreter may start a side trace's recording.
+vm::EntryResult SessionHooks::enter_variant(const vm::Program& program, vm::AnchorId anchor, AnchorView& v,
+                                            const CompiledTrace& trace, TraceRun run, const vm::FrameView& frame) {
+  const CompiledTrace& last = continue_in_side_traces(anchor, v, trace, run, frame);
+  vm::EntryResult r = entered(anchor, last, run);
+  if (run.outcome == TraceOutcome::Exited && continues_in_side_trace(last.plan(), run.exit))
+    maybe_record_side_trace(program, anchor, frame, r);
+  return r;
+}
+
+void SessionHooks::maybe_record_side_trace(const vm::Program& program, vm::AnchorId anchor,
+                                           const vm::FrameView& frame, vm::EntryResult& r) {
+  const vm::Pc pc = r.resume_pc;
+  if ((recorder_ && !recorder_->finished()) || !engine_->side_recording_wanted(anchor, pc) ||
+      !engine_->claim_side_recording(anchor, pc))
+    return;
+  const std::uint64_t call = call_;
+  Engine* engine = engine_.get();
+  recorder_ = std::make_unique<TraceRecorder>(
+      program, anchor, vm::kNoPc,
+      [engine, anchor, call, pc](std::optional<Trace> t) { engine->submit(anchor, std::move(t), call, pc); },
+      engine->options().range_canaries);
+  recorder_->start_at_exit(pc, frame);
+  r.observer = recorder_.get();
 }
 
 void SessionHooks::on_side_exit(const vm::Program&, vm::AnchorId anchor, vm::ExitId exit, vm::Pc pc,

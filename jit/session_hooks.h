@@ -43,13 +43,26 @@ class SessionHooks final : public vm::JitHooks {
   struct AnchorView {
     std::uint64_t version = UINT64_MAX;
     std::shared_ptr<const VariantList> list;
-    std::vector<TraceScratch> scratch;  // per variant
+    std::shared_ptr<const VariantList> sides;
+    std::vector<TraceScratch> scratch;       // per variant
+    std::vector<TraceScratch> side_scratch;  // per side trace
   };
 
   AnchorView& view(vm::AnchorId anchor);
+  void note_canaries(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run);
   vm::EntryResult entered(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run);
+  // Follows a mid-trace exit into the side traces that start where it
+  // resumes (a chain of at most kMaxSideChain); returns the trace that ran
+  // last, with `run` its outcome (the canaries of the runs before it noted).
+  const CompiledTrace& continue_in_side_traces(vm::AnchorId anchor, AnchorView& v, const CompiledTrace& trace,
+                                               TraceRun& run, const vm::FrameView& frame);
+  vm::EntryResult enter_variant(const vm::Program& program, vm::AnchorId anchor, AnchorView& v,
+                                const CompiledTrace& trace, TraceRun run, const vm::FrameView& frame);
   std::optional<vm::EntryResult> enter_ticket(vm::AnchorId anchor, const vm::FrameView& frame);
   vm::EntryResult start_recording(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at);
+  // Records the side trace from the exit `r` resumes at, when the engine wants it.
+  void maybe_record_side_trace(const vm::Program& program, vm::AnchorId anchor, const vm::FrameView& frame,
+                               vm::EntryResult& r);
 
   std::shared_ptr<Engine> engine_;
   RunContext ctx_;

@@ -45,19 +45,24 @@ enum class TraceEnd {
   Unsupported, // an instruction compiled code does not run (loop set-up, scan ops, nested loop)
   Cut,         // the planner asked to stop at this pc (a branch that kept deoptimising)
   TooLong,     // more than kMaxTraceOps instructions
+  BackEdge,    // a side trace in a loop body reached the loop's back edge (the interpreter takes it)
 };
 
 struct Trace {
   std::uint32_t id = 0;
   vm::AnchorId anchor;
   vm::Pc anchor_pc = 0;   // the Entry or LoopHeader instruction
-  vm::Pc start_pc = 0;    // first instruction of the region (anchor_pc + 1)
+  vm::Pc start_pc = 0;    // first instruction of the region (anchor_pc + 1, or a side trace's exit pc)
   vm::Pc end_pc = 0;      // where the interpreter continues after the region
   TraceEnd end = TraceEnd::Return;
   std::vector<TraceOp> ops;
   // Registers the region reads before writing them, in first-read order,
   // with their values at entry. These are what entry guards check.
   std::vector<TraceValue> entry;
+  // A side trace: recorded from a side exit of another trace of the anchor,
+  // at the pc that exit resumes at (start_pc), to the region's end. The
+  // exit's resume state is its entry; it never iterates.
+  bool side = false;
 
   // True when the ops form one whole loop iteration (compiled code iterates).
   bool loops() const { return end == TraceEnd::LoopBack; }

@@ -46,6 +46,7 @@ std::string_view trace_end_name(TraceEnd end) {
     case TraceEnd::Unsupported: return "unsupported instruction";
     case TraceEnd::Cut: return "cut";
     case TraceEnd::TooLong: return "too long";
+    case TraceEnd::BackEdge: return "loop back edge";
   }
   return "?";
 }
@@ -69,8 +70,21 @@ void TraceRecorder::start(const vm::FrameView& frame) {
   for (auto& [reg, value] : written_) entry_seen_.emplace(reg, false);
 }
 
+void TraceRecorder::start_at_exit(vm::Pc pc, const vm::FrameView& frame) {
+  trace_.side = true;
+  trace_.start_pc = pc;
+  start(frame);
+  skip_anchor_report_ = true;
+}
+
 bool TraceRecorder::on_executed(vm::Pc pc, vm::Pc next_pc, const vm::FrameView& frame) {
   if (finished_) return false;
+  if (skip_anchor_report_) {
+    // The interpreter reports the anchor instruction whose visit ran the
+    // exiting trace; the side trace starts after it, at the exit's pc.
+    skip_anchor_report_ = false;
+    if (pc == trace_.anchor_pc) return true;
+  }
   if (!started()) {
     if (pc != trace_.anchor_pc) {
       finish(TraceEnd::Unsupported, pc);
@@ -101,8 +115,14 @@ bool TraceRecorder::admit(const vm::Instruction& in, vm::Pc pc) {
     case vm::Opcode::Jump:
     case vm::Opcode::JumpIfFalse: return true;
     case vm::Opcode::LoopNext:
-      if (in.slot == loop_slot_) return true;
-      break;
+      if (in.slot != loop_slot_) break;
+      // A side trace finishes its iteration; the interpreter takes the back
+      // edge and the header's anchor enters the loop's own traces again.
+      if (trace_.side) {
+        finish(TraceEnd::BackEdge, pc);
+        return false;
+      }
+      return true;
     case vm::Opcode::Return:
       finish(TraceEnd::Return, pc);
       return false;

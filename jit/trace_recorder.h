@@ -22,6 +22,10 @@ class TraceRecorder : public vm::InstructionObserver {
   // instruction output's finite span (TraceValue::span, for range canaries).
   TraceRecorder(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at, Done done, bool record_spans = false);
 
+  // Makes this a side trace's recorder: the region starts at `pc`, where a
+  // side exit left `frame`, and the interpreter reports from there on.
+  void start_at_exit(vm::Pc pc, const vm::FrameView& frame);
+
   // True once the trace was handed over (or the run ended).
   bool finished() const { return finished_; }
 
@@ -43,6 +47,7 @@ class TraceRecorder : public vm::InstructionObserver {
   bool record_spans_;
   std::uint32_t loop_slot_ = UINT32_MAX;  // the anchor's loop, for loop headers
   bool started_ = false;
+  bool skip_anchor_report_ = false;  // start_at_exit: the next report is the anchor's own
   bool finished_ = false;
   Done done_;
   // Registers written so far in the region (their later reads are internal).

@@ -77,7 +77,10 @@ Pc Interpreter::visit_anchor(AnchorId anchor, Pc next) {
   if (r.resume_pc >= program_->instruction_count())
     throw Error(ErrorKind::Internal, "compiled code resumed at pc " + std::to_string(r.resume_pc) +
                                          " outside the program (" + std::to_string(program_->instruction_count()) + ")");
-  if (r.exit.valid()) hooks_->on_side_exit(*program_, anchor, r.exit, r.resume_pc, view);
+  if (r.exit.valid()) {
+    hooks_->on_side_exit(*program_, anchor, r.exit, r.resume_pc, view);
+    if (r.observer != nullptr && observer_ == nullptr) observer_ = r.observer;
+  }
   return r.resume_pc;
 }
 

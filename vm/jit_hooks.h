@@ -12,7 +12,8 @@
 //      decline (Interpret), ask for a recording of the execution that follows
 //      (Record), or run installed compiled code on the frame (Resumed).
 //   4. After Resumed with a valid exit id, on_side_exit() is called before the
-//      interpreter resumes at resume_pc.
+//      interpreter resumes at resume_pc (reporting to EntryResult::observer
+//      from there on, when one is given).
 #pragma once
 
 #include <cstdint>
@@ -63,6 +64,9 @@ struct EntryResult {
   // Resumed through a side exit: its id (invalid when the region completed).
   ExitId exit;
   // Record: receives every executed instruction until it returns false.
+  // Resumed through a side exit may set it too: the interpreter then reports
+  // the instructions it runs from resume_pc on (a JIT recording the side
+  // trace that starts at the exit). Ignored when an observer is active.
   InstructionObserver* observer = nullptr;
 };
 

@@ -31,12 +31,13 @@ struct VariantReport {
   std::string math;                // "exact" or "fast"
   std::string isa;                 // "avx512", "avx2", "scalar"
   bool loop = false;               // iterates a loop body
+  bool side = false;               // a side trace: entered from exits that resume at start_pc
   std::uint32_t start_pc = 0, end_pc = 0;
   std::vector<FusionGroupReport> groups;
   std::vector<std::string> kernels;  // nodes run as direct kernel calls
   std::vector<GuardReport> guards;   // entry guards, then mid-trace checks
   std::uint64_t entries = 0;         // times it ran
-  std::uint64_t deopts = 0;          // side exits taken mid-trace
+  std::uint64_t deopts = 0;          // side exits taken mid-trace (also those a side trace continued)
   double compile_ms = 0.0;
   std::uint64_t code_bytes = 0;
   std::string listing;               // the full plan, readable
@@ -49,6 +50,8 @@ struct AnchorReport {
   std::uint64_t compiles = 0;        // compile attempts so far
   std::string state;                 // "compiled", "interpreted", "penalised for N ms", ...
   std::vector<VariantReport> variants;
+  // Side traces (JitOptions::side_traces), most recently installed first.
+  std::vector<VariantReport> side_traces;
 };
 
 struct JitReport {

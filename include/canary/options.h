@@ -55,6 +55,15 @@ struct JitOptions {
   // an exit in between computes them first). Off: groups are runs of
   // adjacent ops only.
   bool nonadjacent_fusion = true;
+  // Side traces: a branch exit that keeps firing gets its own compiled trace,
+  // recorded from the exit's pc along the direction the traffic takes to the
+  // region's end (in a loop body, to the end of the iteration). The exit then
+  // continues in it instead of in the interpreter. Each anchor keeps at most
+  // max_side_traces_per_anchor (the least recently used goes; 0 turns them
+  // off). Side traces spend the anchor's compile budget like retraces. Off,
+  // or where one cannot be built: the next trace is cut before the branch.
+  bool side_traces = true;
+  int max_side_traces_per_anchor = 4;
   double range_margin = 0.5;
   // Per anchor: most variants installed at once, and most compiles ever
   // attempted before the anchor waits out a penalty (which grows with each

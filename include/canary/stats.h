@@ -26,7 +26,8 @@ struct InputShapes {
 struct JitStats {
   std::uint64_t compiled_entries = 0;    // anchor visits that ran compiled code
   std::uint64_t guard_failures = 0;      // entries refused by a canary (region interpreted)
-  std::uint64_t deopts = 0;              // side exits from inside compiled code
+  std::uint64_t deopts = 0;              // side exits from inside compiled code to the interpreter
+  std::uint64_t side_trace_entries = 0;  // side exits that continued in a side trace instead
   std::uint64_t value_canaries = 0;      // NaN/Inf or range canaries that fired
   std::uint64_t range_canaries = 0;      // of which range canaries (JitOptions::range_canaries)
   std::uint64_t traces_recorded = 0;     // model-wide from here on
@@ -36,6 +37,7 @@ struct JitStats {
   std::uint64_t compiles_dropped = 0;     // traces dropped because the compile queue was full
   std::uint64_t traces_evicted = 0;      // variants evicted by JitOptions::max_traces
   std::uint64_t variants_installed = 0;  // currently installed, all anchors
+  std::uint64_t side_traces_installed = 0;  // currently installed, all anchors (JitOptions::side_traces)
   std::uint64_t code_bytes = 0;          // machine code of installed variants
   double compile_ms = 0.0;               // total compile time
 };

@@ -160,7 +160,7 @@ graph main(xs: f32[T, N, 3], h0: f32[N, 2], wx: f32[2, 3], bx: f32[2], bh: f32[2
   const std::string log = event_messages(model);
   INFO(log);
   // The loop trace hoisted its invariants and left at the branch mid-iteration
-  // (later the anchor is cut before the branch: no longer a loop trace).
+  // (later iterations continue in a side trace from the branch).
   CHECK(log.find("loop-invariant steps hoisted") != std::string::npos);
   CHECK(log.find("left at branch") != std::string::npos);
   CHECK(s.stats().jit.deopts > 0);

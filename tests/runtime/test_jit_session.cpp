@@ -128,7 +128,9 @@ graph main(x: f32[N, 4]) -> (y) {
   } "choose"
 }
 )";
-  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  canary::Options o = jit_options(1);
+  o.jit.side_traces = false;  // the cut below (side traces: test_jit_side_traces.cpp)
+  canary::Runtime rt(o), plain_rt(interpreter_options());
   auto model = rt.load_text(text);
   auto plain = plain_rt.load_text(text);
   auto s = model.session();

@@ -1,0 +1,200 @@
+// Side traces through the public API: a branch exit that keeps firing gets
+// a compiled trace of its own from the exit's pc, later exits continue in it
+// instead of the interpreter, and every step is an event.
+#include <catch2/catch.hpp>
+
+#include "jit_test_models.h"
+#include "runtime/core/fault_injection.h"
+
+using canary::EventKind;
+using canary::NamedTensors;
+using canary::Tensor;
+using namespace canary::test;
+
+namespace {
+
+// The If condition comes from the data; every op is exact in every tier, so
+// compiled, side-traced and interpreted calls are bit-identical.
+const char* kBranchy = R"(canary v1
+graph main(x: f32[N, 4]) -> (y) {
+  const two: f32[] = [2]
+  const zero: f32[] = [0]
+  d = Mul(x, two)
+  s = ReduceSum(d) {keepdims = 0}
+  flag: bool[] = Greater(s, zero)
+  y: f32[N, 4] = If(flag) {
+    else_branch = graph neg() -> (z) {
+      n = Neg(d)
+      z = Sub(n, x)
+    },
+    then_branch = graph pos() -> (z) {
+      z = Add(d, x)
+    }
+  } "choose"
+}
+)";
+
+Tensor positive(std::int64_t n, std::uint32_t seed) { return random_tensor({n, 4}, seed, 0.5f, 1.0f); }
+Tensor negative(std::int64_t n, std::uint32_t seed) { return random_tensor({n, 4}, seed, -1.0f, -0.5f); }
+
+// Runs x through both sessions and checks the outputs are the same bits.
+void check_call(canary::Session& jit, canary::Session& plain, const Tensor& x) {
+  const NamedTensors in{{"x", x}};
+  CHECK(bit_identical(jit.run(in).at("y"), plain.run(in).at("y")));
+}
+
+std::vector<canary::VariantReport> side_traces(const canary::Model& m) {
+  std::vector<canary::VariantReport> all;
+  for (const auto& a : m.jit_report().anchors) all.insert(all.end(), a.side_traces.begin(), a.side_traces.end());
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("jit: a branch exit that keeps firing continues in a side trace", "[unit][jit][api][side]") {
+  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  auto model = rt.load_text(kBranchy);
+  auto plain = plain_rt.load_text(kBranchy);
+  auto s = model.session();
+  auto p = plain.session();
+  check_call(s, p, positive(2, 1));  // hot: recorded along the then-branch
+  check_call(s, p, positive(2, 2));
+  REQUIRE(events_of(model, EventKind::Compiled).size() == 1);
+  // Two exits at the branch ask for a side trace; the third records it.
+  for (std::uint32_t i = 0; i < 3; ++i) check_call(s, p, negative(2, 10 + i));
+  const std::string log = event_messages(model);
+  INFO(log);
+  CHECK(log.find("keeps deoptimising: side trace from it") != std::string::npos);
+  CHECK(log.find("trace cut before it") == std::string::npos);
+  const auto sides = side_traces(model);
+  REQUIRE(sides.size() == 1);
+  CHECK(sides[0].side);
+  CHECK(sides[0].listing.find("side trace") != std::string::npos);
+  const auto recorded = events_of(model, EventKind::TraceRecorded);
+  REQUIRE(recorded.size() == 2);
+  CHECK(recorded[1].message.find("side trace") != std::string::npos);
+  // The parent stays installed, and its branch exit now continues compiled.
+  const std::uint64_t deopts = s.stats().jit.deopts;
+  CHECK(deopts == 3);
+  for (std::uint32_t i = 0; i < 6; ++i) check_call(s, p, i % 2 ? positive(2, 20 + i) : negative(2, 20 + i));
+  const auto& st = s.stats().jit;
+  CHECK(st.deopts == deopts);
+  CHECK(st.side_trace_entries == 3);
+  CHECK(st.side_traces_installed == 1);
+  CHECK(st.variants_installed == 1);
+  CHECK(side_traces(model)[0].entries == 3);
+  CHECK(events_of(model, EventKind::Compiled).size() == 2);
+}
+
+TEST_CASE("jit: with side traces off a flipping branch cuts the trace", "[unit][jit][api][side]") {
+  canary::Options o = jit_options(1);
+  o.jit.side_traces = false;
+  canary::Runtime rt(o), plain_rt(interpreter_options());
+  auto model = rt.load_text(kBranchy);
+  auto s = model.session();
+  auto p = plain_rt.load_text(kBranchy).session();
+  check_call(s, p, positive(2, 1));
+  for (std::uint32_t i = 0; i < 6; ++i) check_call(s, p, negative(2, 10 + i));
+  const std::string log = event_messages(model);
+  INFO(log);
+  CHECK(log.find("trace cut before it") != std::string::npos);
+  CHECK(side_traces(model).empty());
+  CHECK(s.stats().jit.side_trace_entries == 0);
+}
+
+TEST_CASE("jit: a side trace that refuses new shapes learns them symbolic", "[unit][jit][api][side]") {
+  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  auto model = rt.load_text(kBranchy);
+  auto s = model.session();
+  auto p = plain_rt.load_text(kBranchy).session();
+  check_call(s, p, positive(2, 1));
+  for (std::uint32_t i = 0; i < 3; ++i) check_call(s, p, negative(2, 10 + i));
+  REQUIRE(side_traces(model).size() == 1);
+  // A new batch size: the parent learns N symbolic (two refusals, then a
+  // symbolic retrace), then its exits meet the side trace's exact guards.
+  for (std::uint32_t i = 0; i < 3; ++i) check_call(s, p, positive(3, 30 + i));
+  for (std::uint32_t i = 0; i < 3; ++i) check_call(s, p, negative(3, 40 + i));
+  const std::string log = event_messages(model);
+  INFO(log);
+  CHECK(log.find("of side trace") != std::string::npos);
+  CHECK(log.find("made symbolic") != std::string::npos);
+  // The symbolic side trace subsumed the exact one and serves any batch.
+  const auto sides = side_traces(model);
+  REQUIRE(sides.size() == 1);
+  CHECK(sides[0].tier == "symbolic fused");
+  const std::uint64_t deopts = s.stats().jit.deopts;
+  const std::uint64_t entries = s.stats().jit.side_trace_entries;
+  for (std::int64_t n : {5, 7, 3, 2}) check_call(s, p, negative(n, static_cast<std::uint32_t>(50 + n)));
+  CHECK(s.stats().jit.deopts == deopts);
+  CHECK(s.stats().jit.side_trace_entries == entries + 4);
+}
+
+TEST_CASE("jit: a side trace that fails to compile leaves the cut", "[unit][jit][api][side]") {
+  struct FaultsOff {
+    ~FaultsOff() { canary::configure_faults(""); }
+  } faults_off;
+  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  auto model = rt.load_text(kBranchy);
+  auto s = model.session();
+  auto p = plain_rt.load_text(kBranchy).session();
+  check_call(s, p, positive(2, 1));
+  REQUIRE(events_of(model, EventKind::Compiled).size() == 1);
+  canary::configure_faults("compile@1");  // the next compile, the side trace's, fails
+  for (std::uint32_t i = 0; i < 8; ++i) check_call(s, p, negative(2, 10 + i));
+  const std::string log = event_messages(model);
+  INFO(log);
+  CHECK(events_of(model, EventKind::CompileFailed).size() == 1);
+  CHECK(log.find("trace cut before it") != std::string::npos);
+  CHECK(side_traces(model).empty());
+}
+
+TEST_CASE("jit: a branch in a loop body gets a side trace to the end of the iteration", "[unit][jit][api][side]") {
+  // Iterations before k take Tanh, later ones Relu: each call flips the
+  // branch mid-loop. The loop trace stays a loop trace; its exits finish the
+  // iteration in the side trace, and the interpreter only takes the back edge.
+  const char* text = R"(canary v1
+graph main(h0: f32[N, 4], steps: i64[], k: i64[]) -> (h_last) {
+  const keep_going: bool[] = [true]
+  const w: f32[4, 4] = [0.5, -0.25, 0.1, 0, 0.2, 0.3, -0.1, 0.05, 0, 0.1, 0.4, -0.2, 0.1, 0, 0.2, 0.3]
+  h_last: f32[N, 4] = Loop(steps, keep_going, h0) {
+    body = graph step(i: i64[], cond: bool[], h: f32[N, 4]) -> (cond, h_next) {
+      a = MatMul(h, w)
+      early = Less(i, k)
+      h_next: f32[N, 4] = If(early) {
+        else_branch = graph later() -> (z) {
+          r = Relu(a)
+          z = Add(r, h)
+        },
+        then_branch = graph sooner() -> (z) {
+          z = Tanh(a)
+        }
+      }
+    }
+  } "rnn"
+}
+)";
+  canary::Runtime rt(jit_options(2)), plain_rt(interpreter_options());
+  auto model = rt.load_text(text);
+  auto s = model.session();
+  auto p = plain_rt.load_text(text).session();
+  for (std::uint32_t call = 0; call < 6; ++call) {
+    INFO("call " << call);
+    const NamedTensors in{{"h0", random_tensor({3, 4}, 60 + call)},
+                          {"steps", Tensor::scalar<std::int64_t>(20)},
+                          {"k", Tensor::scalar<std::int64_t>(8 + call)}};
+    check_same_values(s.run(in).at("h_last"), p.run(in).at("h_last"), 1e-6);
+  }
+  const std::string log = event_messages(model);
+  INFO(log);
+  CHECK(log.find("(loop back edge)") != std::string::npos);
+  CHECK(log.find("trace cut before it") == std::string::npos);
+  const auto& st = s.stats().jit;
+  CHECK(st.side_trace_entries > 20);
+  const auto report = model.jit_report();
+  REQUIRE(report.anchors.size() == 2);
+  bool loop_trace = false;
+  for (const auto& v : report.anchors[1].variants) loop_trace = loop_trace || v.loop;
+  CHECK(loop_trace);
+  REQUIRE(report.anchors[1].side_traces.size() == 1);
+  CHECK(!report.anchors[1].side_traces[0].loop);
+}
