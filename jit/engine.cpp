@@ -184,9 +184,6 @@ void Engine::refill(Anchor& a, Clock::time_point now) {
     a.compiles_in_window = std::max(0, a.compiles_in_window - 1);
     a.penalty_ms = std::max(kBasePenaltyMs, a.penalty_ms / 2);
     a.no_side.clear();
-    // A side trace wanted at an exit that stopped firing is forgotten (the
-    // exit's count asks again if it fires again).
-    a.side_wanted.store(vm::kNoPc, std::memory_order_relaxed);
     if (a.demoted) {
       a.tier = a.learned_tier();
       a.demoted = false;
@@ -508,26 +505,36 @@ void Engine::note_compile_failure(Anchor& a, vm::AnchorId anchor, std::uint64_t 
   set_penalty(a, Clock::now());
 }
 
-// Publishes a new variant list: the new trace first, minus variants it
-// subsumes or replaces, capped at max_variants_per_anchor.
-void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call) {
+// `installed` with `trace` first, minus the traces it replaces (id
+// `replace`) or subsumes, capped at `limit` (the least recently used goes);
+// what it dropped, and why, goes to `dropped`.
+std::shared_ptr<VariantList> Engine::with_new_trace(const VariantList& installed,
+                                                    const std::shared_ptr<const CompiledTrace>& trace,
+                                                    std::uint32_t replace, int limit, Dropped& dropped) const {
   trace->mark_used(use_clock_.load(std::memory_order_relaxed));
+  const std::string by = (trace->plan().side ? " by side trace " : " by trace ") + std::to_string(trace->id());
   auto list = std::make_shared<VariantList>();
   list->push_back(trace);
-  std::vector<std::pair<std::shared_ptr<const CompiledTrace>, std::string>> dropped;
-  for (const auto& old : *a.list) {
-    if (old->id() == a.replace_trace) dropped.emplace_back(old, "replaced by trace " + std::to_string(trace->id()));
-    else if (subsumes(*trace, *old)) dropped.emplace_back(old, "subsumed by trace " + std::to_string(trace->id()));
+  for (const auto& old : installed) {
+    if (old->id() == replace) dropped.emplace_back(old, "replaced" + by);
+    else if (subsumes(*trace, *old)) dropped.emplace_back(old, "subsumed" + by);
     else list->push_back(old);
   }
-  while (list->size() > static_cast<std::size_t>(std::max(1, options_.max_variants_per_anchor))) {
+  while (list->size() > static_cast<std::size_t>(std::max(1, limit))) {
     auto least = std::min_element(list->begin() + 1, list->end(),
                                   [](const auto& x, const auto& y) { return evicts_before(*x, *y); });
-    dropped.emplace_back(*least, "variant limit reached (least recently used)");
+    dropped.emplace_back(*least, std::string(trace->plan().side ? "side trace" : "variant") +
+                                     " limit reached (least recently used)");
     list->erase(least);
   }
+  return list;
+}
+
+// Publishes a new variant list (with_new_trace, max_variants_per_anchor).
+void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call) {
+  Dropped dropped;
+  a.list = with_new_trace(*a.list, trace, a.replace_trace, options_.max_variants_per_anchor, dropped);
   a.replace_trace = 0;
-  a.list = std::move(list);
   a.version.fetch_add(1, std::memory_order_release);
   enforce_trace_limit(trace.get(), call);
   a.failures_since_install = 0;
@@ -535,27 +542,11 @@ void Engine::install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std:
   for (const auto& [old, why] : dropped) log_removed(a, *old, why, call);
 }
 
-// Publishes a new side-trace list: the new one first, minus the side trace
-// it replaces or subsumes, capped at max_side_traces_per_anchor (the least
-// recently used goes). Caller holds mu_.
+// Publishes a new side-trace list (with_new_trace, max_side_traces_per_anchor).
+// Caller holds mu_.
 void Engine::install_side(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call) {
-  trace->mark_used(use_clock_.load(std::memory_order_relaxed));
-  auto sides = std::make_shared<VariantList>();
-  sides->push_back(trace);
-  std::vector<std::pair<std::shared_ptr<const CompiledTrace>, std::string>> dropped;
-  for (const auto& old : *a.sides) {
-    if (old->id() == a.replace_side) dropped.emplace_back(old, "replaced by side trace " + std::to_string(trace->id()));
-    else if (subsumes(*trace, *old)) dropped.emplace_back(old, "subsumed by side trace " + std::to_string(trace->id()));
-    else sides->push_back(old);
-  }
-  while (sides->size() > static_cast<std::size_t>(std::max(1, options_.max_side_traces_per_anchor))) {
-    auto least = std::min_element(sides->begin() + 1, sides->end(),
-                                  [](const auto& x, const auto& y) { return evicts_before(*x, *y); });
-    dropped.emplace_back(*least, "side trace limit reached (least recently used)");
-    sides->erase(least);
-  }
-  a.replace_side = 0;
-  a.sides = std::move(sides);
+  Dropped dropped;
+  a.sides = with_new_trace(*a.sides, trace, 0, options_.max_side_traces_per_anchor, dropped);
   a.version.fetch_add(1, std::memory_order_release);
   log_compiled(a, *trace, call);
   for (const auto& [old, why] : dropped) log_removed(a, *old, why, call);
@@ -734,6 +725,21 @@ bool Engine::wants_side_trace(const Anchor& a, vm::Pc pc) const {
   return options_.side_traces && options_.max_side_traces_per_anchor > 0 && !a.no_side.count(pc);
 }
 
+bool Engine::has_side_trace_at(const Anchor& a, vm::Pc pc) {
+  return std::any_of(a.sides->begin(), a.sides->end(), [&](const auto& t) { return t->plan().start_pc == pc; });
+}
+
+// Removes one side trace from the anchor's list. Caller holds mu_.
+void Engine::drop_side(Anchor& a, const CompiledTrace& trace, const std::string& why, std::uint64_t call) {
+  auto sides = std::make_shared<VariantList>();
+  for (const auto& t : *a.sides)
+    if (t.get() != &trace) sides->push_back(t);
+  if (sides->size() == a.sides->size()) return;
+  a.sides = std::move(sides);
+  a.version.fetch_add(1, std::memory_order_release);
+  log_removed(a, trace, why, call);
+}
+
 void Engine::request_side_trace(Anchor& a, vm::AnchorId anchor, vm::Pc pc, std::string decision, std::uint64_t call) {
   a.side_wanted.store(pc, std::memory_order_relaxed);
   ++totals_.retraces;
@@ -752,7 +758,7 @@ void Engine::on_side_refused(vm::AnchorId anchor, const CompiledTrace& refused, 
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
   if (e) events_.add(std::move(*e));
-  if (a.recording || a.compiling || a.side_wanted.load(std::memory_order_relaxed) != vm::kNoPc ||
+  if (a.recording || a.compiling || a.side_wanted.load(std::memory_order_relaxed) == plan.start_pc ||
       refused.exit_count(guard) < kRetraceAfterFailures || !wants_side_trace(a, plan.start_pc))
     return;
   request_side_trace(a, anchor, plan.start_pc,
@@ -780,9 +786,12 @@ void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint3
   if (e) events_.add(std::move(*e));
   if (kernel_error || a.recording || a.compiling || a.wants_recording) return;
   const ExitRecord& x = plan.exits[exit];
-  if (trace.exit_count(exit) < kRetraceAfterExits || a.side_wanted.load(std::memory_order_relaxed) != vm::kNoPc) return;
+  if (trace.exit_count(exit) < kRetraceAfterExits) return;
   switch (x.kind) {
     case ExitKind::Branch:
+      // Asked for already, or side traces start here and refused this exit
+      // (on_side_refused learns from that).
+      if (a.side_wanted.load(std::memory_order_relaxed) == x.pc || has_side_trace_at(a, x.pc)) break;
       if (wants_side_trace(a, x.pc)) {
         request_side_trace(a, anchor, x.pc,
                            "branch at pc " + std::to_string(x.pc) + " of trace " + std::to_string(trace.id()) +
@@ -804,7 +813,9 @@ void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint3
       a.tier = Tier::Unfused;
       a.demoted = true;
       if (plan.side) {
-        a.replace_side = trace.id();
+        // Dropped now: while installed it would take every exit at its pc,
+        // and the unfused side trace could never be recorded there.
+        drop_side(a, trace, "its fused group layout changed", call);
         request_side_trace(a, anchor, plan.start_pc, "fused group layout changed: unfused compiled ops", call);
         break;
       }

@@ -139,6 +139,10 @@ class Engine {
   void load_learned_profile();
   void save_learned_profile();
   void compile(const Task& task);
+  using Dropped = std::vector<std::pair<std::shared_ptr<const CompiledTrace>, std::string>>;
+  std::shared_ptr<VariantList> with_new_trace(const VariantList& installed,
+                                              const std::shared_ptr<const CompiledTrace>& trace, std::uint32_t replace,
+                                              int limit, Dropped& dropped) const;
   void install(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call);
   void install_side(Anchor& a, std::shared_ptr<const CompiledTrace> trace, std::uint64_t call);
   void log_compiled(const Anchor& a, const CompiledTrace& trace, std::uint64_t call);
@@ -149,6 +153,8 @@ class Engine {
   std::string learn_from_refusal(Anchor& a, const Plan& plan, std::uint32_t guard,
                                  const std::vector<TensorHeader>& headers);
   bool wants_side_trace(const Anchor& a, vm::Pc pc) const;
+  static bool has_side_trace_at(const Anchor& a, vm::Pc pc);
+  void drop_side(Anchor& a, const CompiledTrace& trace, const std::string& why, std::uint64_t call);
   static std::vector<TensorHeader> entry_headers(const Plan& plan, const vm::FrameView& frame);
   std::optional<Event> count_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, std::uint32_t guard,
                                            const std::vector<TensorHeader>& headers, std::uint64_t call) const;

@@ -31,8 +31,8 @@ struct Engine::Anchor {
   std::shared_ptr<const VariantList> sides = std::make_shared<const VariantList>();
   // The pc a side trace should be recorded from (kNoPc: none wanted); read
   // without the lock by sessions at their exits.
+  // The latest request wins: one that no exit takes up blocks nothing.
   std::atomic<vm::Pc> side_wanted{vm::kNoPc};
-  std::uint32_t replace_side = 0;  // the side trace the next side install replaces
   // Pcs where a side trace could not be built (nothing compilable there, or
   // its compile failed): their exits cut the trace instead. Cleared by each
   // refill period, so a side trace is tried again later.

@@ -170,9 +170,10 @@ bool build_fused(const vm::Program& program, const Trace& trace, const Group& g,
   for (const Shape& shape : dag.input_shapes) out.input_ranks.push_back(static_cast<std::uint8_t>(shape.size()));
   spec.math = options.math;
   spec.check_non_finite = options.value_canaries;
-  // A loop trace's recording saw one iteration; values carried across
-  // iterations (running sums, states) leave its span by design.
-  if (options.range_canaries && !trace.loops())
+  // A loop trace's recording saw one iteration (so did a side trace's in a
+  // loop body); values carried across iterations (running sums, states)
+  // leave its span by design.
+  if (options.range_canaries && !trace.loops() && trace.end != TraceEnd::BackEdge)
     for (vm::RegId r : out.outputs) {
       const std::optional<ValueSpan> span = recorded_span(trace, g.first, g.last, r);
       spec.output_ranges.push_back(span ? std::optional(widened_range(*span, options.range_margin)) : std::nullopt);

@@ -52,12 +52,17 @@ SessionHooks::AnchorView& SessionHooks::view(vm::AnchorId anchor) {
   return v;
 }
 
-vm::EntryResult SessionHooks::start_recording(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at) {
+void SessionHooks::new_recorder(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at, vm::Pc side_pc) {
   const std::uint64_t call = call_;
   Engine* engine = engine_.get();
   recorder_ = std::make_unique<TraceRecorder>(
-      program, anchor, cut_at, [engine, anchor, call](std::optional<Trace> t) { engine->submit(anchor, std::move(t), call); },
+      program, anchor, cut_at,
+      [engine, anchor, call, side_pc](std::optional<Trace> t) { engine->submit(anchor, std::move(t), call, side_pc); },
       engine->options().range_canaries);
+}
+
+vm::EntryResult SessionHooks::start_recording(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at) {
+  new_recorder(program, anchor, cut_at, vm::kNoPc);
   vm::EntryResult r;
   r.action = vm::EntryAction::Record;
   r.observer = recorder_.get();
@@ -130,21 +135,11 @@ vm::EntryResult SessionHooks::enter(const vm::Program& program, vm::AnchorId anc
     if (ticket.record) return start_recording(program, anchor, ticket.cut_at);
   }
   AnchorView& v = view(anchor);
-  const CompiledTrace* refused = nullptr;
-  std::uint32_t refused_guard = 0;
-  for (std::size_t i = 0; i < v.list->size(); ++i) {
-    const CompiledTrace& trace = *(*v.list)[i];
-    const TraceRun run = trace.run(frame, ctx_, v.scratch[i]);
-    if (run.outcome == TraceOutcome::GuardFailed) {
-      refused = &trace;
-      refused_guard = run.exit;
-      continue;
-    }
-    return enter_variant(program, anchor, v, trace, run, frame);
-  }
-  if (refused) {
+  const Admitted a = run_first_admitted(*v.list, v.scratch, vm::kNoPc, nullptr, frame);
+  if (a.trace) return enter_variant(program, anchor, v, *a.trace, a.run, frame);
+  if (a.refused) {
     ++counters_.guard_failures;
-    engine_->on_guard_failure(anchor, *refused, refused_guard, frame, call_);
+    engine_->on_guard_failure(anchor, *a.refused, a.refused_guard, frame, call_);
   }
   // One recording at a time; the lock-free hint keeps idle anchors off the engine's lock.
   if (recording || !engine_->recording_wanted(anchor)) return {};
@@ -159,31 +154,39 @@ const CompiledTrace& SessionHooks::continue_in_side_traces(vm::AnchorId anchor, 
   const CompiledTrace* last = &trace;
   for (int depth = 0; depth < kMaxSideChain; ++depth) {
     if (run.outcome != TraceOutcome::Exited || !continues_in_side_trace(last->plan(), run.exit)) break;
-    const CompiledTrace* refused = nullptr;
-    std::uint32_t refused_guard = 0;
-    const CompiledTrace* next = nullptr;
-    for (std::size_t i = 0; i < v.sides->size() && next == nullptr; ++i) {
-      const CompiledTrace& side = *(*v.sides)[i];
-      if (side.plan().start_pc != run.resume_pc || &side == last) continue;
-      const TraceRun side_run = side.run(frame, ctx_, v.side_scratch[i]);
-      if (side_run.outcome == TraceOutcome::GuardFailed) {
-        refused = &side;
-        refused_guard = side_run.exit;
-        continue;
-      }
-      last->count_exit(run.exit);  // taken, and continued compiled
-      ++counters_.side_trace_entries;
-      note_canaries(anchor, *last, run);
-      run = side_run;
-      next = &side;
-    }
-    if (next == nullptr) {
-      if (refused) engine_->on_side_refused(anchor, *refused, refused_guard, frame, call_);
+    const Admitted a = run_first_admitted(*v.sides, v.side_scratch, run.resume_pc, last, frame);
+    if (!a.trace) {
+      if (a.refused) engine_->on_side_refused(anchor, *a.refused, a.refused_guard, frame, call_);
       break;
     }
-    last = next;
+    last->count_exit(run.exit);  // taken, and continued compiled
+    ++counters_.side_trace_entries;
+    note_canaries(anchor, *last, run);
+    run = a.run;
+    last = a.trace;
   }
   return *last;
+}
+
+// Runs the traces of `list` (those from start_pc only, unless kNoPc; never
+// `skip`) until one's guards admit the frame.
+SessionHooks::Admitted SessionHooks::run_first_admitted(const VariantList& list, std::vector<TraceScratch>& scratch,
+                                                        vm::Pc start_pc, const CompiledTrace* skip,
+                                                        const vm::FrameView& frame) {
+  Admitted a;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const CompiledTrace& trace = *list[i];
+    if (&trace == skip || (start_pc != vm::kNoPc && trace.plan().start_pc != start_pc)) continue;
+    const TraceRun run = trace.run(frame, ctx_, scratch[i]);
+    if (run.outcome != TraceOutcome::GuardFailed) {
+      a.trace = &trace;
+      a.run = run;
+      return a;
+    }
+    a.refused = &trace;
+    a.refused_guard = run.exit;
+  }
+  return a;
 }
 
 // A variant ran: its exits may continue in side traces; an exit that still
@@ -203,12 +206,7 @@ void SessionHooks::maybe_record_side_trace(const vm::Program& program, vm::Ancho
   if ((recorder_ && !recorder_->finished()) || !engine_->side_recording_wanted(anchor, pc) ||
       !engine_->claim_side_recording(anchor, pc))
     return;
-  const std::uint64_t call = call_;
-  Engine* engine = engine_.get();
-  recorder_ = std::make_unique<TraceRecorder>(
-      program, anchor, vm::kNoPc,
-      [engine, anchor, call, pc](std::optional<Trace> t) { engine->submit(anchor, std::move(t), call, pc); },
-      engine->options().range_canaries);
+  new_recorder(program, anchor, vm::kNoPc, pc);
   recorder_->start_at_exit(pc, frame);
   r.observer = recorder_.get();
 }

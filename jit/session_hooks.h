@@ -48,7 +48,20 @@ class SessionHooks final : public vm::JitHooks {
     std::vector<TraceScratch> side_scratch;  // per side trace
   };
 
+  // What running a list's traces on a frame found: the first that admitted
+  // it (with its run), else the last one whose guards refused.
+  struct Admitted {
+    const CompiledTrace* trace = nullptr;
+    TraceRun run;
+    const CompiledTrace* refused = nullptr;
+    std::uint32_t refused_guard = 0;
+  };
+
   AnchorView& view(vm::AnchorId anchor);
+  Admitted run_first_admitted(const VariantList& list, std::vector<TraceScratch>& scratch, vm::Pc start_pc,
+                              const CompiledTrace* skip, const vm::FrameView& frame);
+  // A recorder for this call; side_pc: a side trace's, from that pc.
+  void new_recorder(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at, vm::Pc side_pc);
   void note_canaries(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run);
   vm::EntryResult entered(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run);
   // Follows a mid-trace exit into the side traces that start where it

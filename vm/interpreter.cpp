@@ -74,13 +74,15 @@ Pc Interpreter::visit_anchor(AnchorId anchor, Pc next) {
     case EntryAction::Record: observer_ = r.observer; return next;
     case EntryAction::Resumed: break;
   }
+  // Taken first, so that whatever ends the run from here on reaches it.
+  if (r.exit.valid() && r.observer != nullptr) {
+    if (observer_ == nullptr) observer_ = r.observer;
+    else r.observer->on_run_end(false);  // one observer at a time
+  }
   if (r.resume_pc >= program_->instruction_count())
     throw Error(ErrorKind::Internal, "compiled code resumed at pc " + std::to_string(r.resume_pc) +
                                          " outside the program (" + std::to_string(program_->instruction_count()) + ")");
-  if (r.exit.valid()) {
-    hooks_->on_side_exit(*program_, anchor, r.exit, r.resume_pc, view);
-    if (r.observer != nullptr && observer_ == nullptr) observer_ = r.observer;
-  }
+  if (r.exit.valid()) hooks_->on_side_exit(*program_, anchor, r.exit, r.resume_pc, view);
   return r.resume_pc;
 }
 

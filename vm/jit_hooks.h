@@ -66,7 +66,8 @@ struct EntryResult {
   // Record: receives every executed instruction until it returns false.
   // Resumed through a side exit may set it too: the interpreter then reports
   // the instructions it runs from resume_pc on (a JIT recording the side
-  // trace that starts at the exit). Ignored when an observer is active.
+  // trace that starts at the exit). When an observer is active already, the
+  // new one is told the run ended (on_run_end(false)) at once.
   InstructionObserver* observer = nullptr;
 };
 

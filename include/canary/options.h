@@ -71,7 +71,8 @@ struct JitOptions {
   int max_variants_per_anchor = 4;
   int max_compiles_per_anchor = 8;
   // Compiled traces installed at once in one model, all anchors together
-  // (each anchor also keeps at most max_variants_per_anchor); installing one
+  // (each anchor also keeps at most max_variants_per_anchor; side traces are
+  // bounded per anchor by max_side_traces_per_anchor alone); installing one
   // more evicts the model's least recently used variant (an evicted anchor's region is
   // then interpreted by the sessions already running).
   int max_traces = 256;

@@ -88,6 +88,14 @@ int stress(const Model& model, const Model& reference, int threads, int calls, I
   return bad;
 }
 
+// The If's direction flips within each thread's stream (side traces get
+// recorded, compiled and installed while other threads exit into them).
+NamedTensors branch_inputs(int t, int i) {
+  const std::int64_t rows = 2 + (t + i / 9) % 3;
+  return {{"x", random_tensor({rows, 4}, static_cast<std::uint32_t>(t * 131 + i))},
+          {"flag", Tensor::scalar<bool>((i / (1 + t % 3)) % 2 == 0)}};
+}
+
 Options background_jit() {
   Options o;
   o.jit.hot_threshold = 3;  // compiles happen early and often, under the sessions
@@ -110,6 +118,12 @@ TEST_CASE("concurrency: 8 sessions on one model, independent shapes, compiles un
   SECTION("conv1d (Conv, Relu, ReduceMean)") {
     const Model m = jit_rt.load(data_file("conv1d.cnr"));
     stress(m, ref_rt.load(data_file("conv1d.cnr")), 8, calls, conv_inputs, 1e-5);
+  }
+  SECTION("an If taking both directions (side traces)") {
+    const Model m = jit_rt.load(data_file("if_select.cnr"));
+    stress(m, ref_rt.load(data_file("if_select.cnr")), 8, calls, branch_inputs, 0.0);
+    m.wait_for_compiles();
+    CHECK(!m.jit_report().anchors.front().side_traces.empty());
   }
   SECTION("fused elementwise chain") {
     const Model m = elementwise_chain(jit_rt);
