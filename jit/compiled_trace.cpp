@@ -14,6 +14,7 @@
 #include "kernels/onednn.h"
 #include "kernels/onednn/precision.h"
 #include "runtime/core/fault_injection.h"
+#include "vm/scan_ops.h"
 
 namespace canary::jit {
 
@@ -164,8 +165,8 @@ bool CompiledTrace::check_guards(const vm::FrameView& frame, TraceRun& run) cons
   return false;
 }
 
-// The timer bucket of a step; null for moves, branches and loop steps, which
-// are bookkeeping and left to the time outside the tiers.
+// The timer bucket of a step; null for moves, branches, loop and scan steps,
+// which are bookkeeping and left to the time outside the tiers.
 vm::TierTimers::Bucket* CompiledTrace::timer_bucket(const Step& step, vm::TierTimers& timers) const {
   switch (step.kind) {
     case StepKind::Fused: return &timers.bucket(vm::TimedTier::FusedGroup);
@@ -283,6 +284,19 @@ bool CompiledTrace::run_step(const Step& step, const vm::FrameView& frame, const
         break;
       case StepKind::Move: run_move(step, frame, scratch); break;
       case StepKind::LoopNext: ++frame.loops[plan_.loop_slot].iteration; break;
+      case StepKind::ScanSlice: {
+        const vm::Instruction& in = program_->at(step.pc);
+        vm::slice_scan(static_cast<const vm::SliceParams&>(*in.params), frame.loops[in.slot],
+                       frame.registers[program_->inputs_of(in)[0].index],
+                       frame.registers[program_->outputs_of(in)[0].index]);
+        break;
+      }
+      case StepKind::ScanAppend: {
+        const vm::Instruction& in = program_->at(step.pc);
+        vm::append_scan(frame.scans[in.slot], frame.registers[program_->inputs_of(in)[0].index],
+                        ctx.max_tensor_bytes);
+        break;
+      }
       case StepKind::Branch: {
         const vm::RegId cond = program_->inputs_of(program_->at(step.pc))[0];
         const std::optional<bool> value = read_condition(frame.registers[cond.index]);

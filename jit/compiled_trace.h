@@ -36,6 +36,7 @@ struct TraceScratch {
 
 struct RunContext {
   std::int64_t max_loop_iterations = 0;
+  std::size_t max_tensor_bytes = 0;    // Options::max_tensor_bytes (a stacked scan output's limit)
   int threads = 1;                     // for large fused groups; 1: the calling thread only
   vm::TierTimers* timers = nullptr;    // the session's timers (Options::collect_timings), or none
   std::uint64_t tick = 0;              // the model's use clock at this call (Engine::next_tick)

@@ -341,6 +341,8 @@ Step kernel_step(const TraceOp& op) {
     case vm::Opcode::Move: s.kind = StepKind::Move; break;
     case vm::Opcode::JumpIfFalse: s.kind = StepKind::Branch; s.expect_true = op.condition; break;
     case vm::Opcode::LoopNext: s.kind = StepKind::LoopNext; break;
+    case vm::Opcode::ScanSlice: s.kind = StepKind::ScanSlice; break;
+    case vm::Opcode::ScanAppend: s.kind = StepKind::ScanAppend; break;
     default: s.kind = StepKind::Kernel; break;
   }
   return s;

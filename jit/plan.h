@@ -112,11 +112,12 @@ struct RowStep {
   std::vector<vm::Pc> pcs;          // prologue ops then the row op
 };
 
-enum class StepKind : std::uint8_t { Fused, Kernel, Move, Branch, LoopNext, Row, Contraction };
+// ScanSlice/ScanAppend: a loop trace's per-iteration scan steps (vm/scan_ops.h).
+enum class StepKind : std::uint8_t { Fused, Kernel, Move, Branch, LoopNext, Row, Contraction, ScanSlice, ScanAppend };
 
 struct Step {
   StepKind kind = StepKind::Kernel;
-  vm::Pc pc = 0;              // Kernel/Move/Branch/LoopNext: the instruction; Fused: its first one
+  vm::Pc pc = 0;              // Kernel/Move/Branch/LoopNext/Scan*: the instruction; Fused: its first one
   // Fused: index into Plan::fused; Row: into Plan::rows; Contraction: into Plan::contractions
   std::uint32_t fused = 0;
   bool expect_true = false;   // Branch: the direction recorded

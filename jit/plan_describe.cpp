@@ -40,6 +40,8 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
     case StepKind::Move: os << "move pc " << s.pc; break;
     case StepKind::Branch: os << "branch pc " << s.pc << " expects " << (s.expect_true ? "true" : "false"); break;
     case StepKind::LoopNext: os << "loop next pc " << s.pc; break;
+    case StepKind::ScanSlice: os << "scan slice pc " << s.pc; break;
+    case StepKind::ScanAppend: os << "scan append pc " << s.pc; break;
   }
   if (s.hoisted) os << " [hoisted: first iteration only]";
   if (!s.holds.empty()) {

@@ -21,9 +21,11 @@ bool continues_in_side_trace(const Plan& plan, std::uint32_t exit) {
 
 }  // namespace
 
-SessionHooks::SessionHooks(std::shared_ptr<Engine> engine, std::int64_t max_loop_iterations, int threads)
+SessionHooks::SessionHooks(std::shared_ptr<Engine> engine, std::int64_t max_loop_iterations,
+                           std::size_t max_tensor_bytes, int threads)
     : engine_(std::move(engine)) {
   ctx_.max_loop_iterations = max_loop_iterations;
+  ctx_.max_tensor_bytes = max_tensor_bytes;
   ctx_.threads = threads <= 0 ? 1 : threads;
 }
 

@@ -16,7 +16,8 @@ namespace canary::jit {
 
 class SessionHooks final : public vm::JitHooks {
  public:
-  SessionHooks(std::shared_ptr<Engine> engine, std::int64_t max_loop_iterations, int threads);
+  SessionHooks(std::shared_ptr<Engine> engine, std::int64_t max_loop_iterations, std::size_t max_tensor_bytes,
+               int threads);
 
   // The session's call number (1-based), stamped on events; also takes the
   // model's use clock for this call.

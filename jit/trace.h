@@ -32,7 +32,7 @@ struct TraceValue {
 
 struct TraceOp {
   vm::Pc pc = 0;
-  vm::Opcode opcode = vm::Opcode::Kernel;  // Kernel, Move, JumpIfFalse or LoopNext
+  vm::Opcode opcode = vm::Opcode::Kernel;  // Kernel, Move, JumpIfFalse, LoopNext, ScanSlice or ScanAppend
   std::vector<TraceValue> inputs;          // before the instruction ran
   std::vector<TraceValue> outputs;         // after it ran
   bool condition = false;                  // JumpIfFalse: the condition was true (fell through)
@@ -42,7 +42,7 @@ struct TraceOp {
 enum class TraceEnd {
   Return,      // the graph entry's region ran to the end of the program
   LoopBack,    // a loop header's region ran one whole iteration (ends at LoopNext)
-  Unsupported, // an instruction compiled code does not run (loop set-up, scan ops, nested loop)
+  Unsupported, // an instruction compiled code does not run (loop or scan set-up, stacking, nested loop)
   Cut,         // the planner asked to stop at this pc (a branch that kept deoptimising)
   TooLong,     // more than kMaxTraceOps instructions
   BackEdge,    // a side trace in a loop body reached the loop's back edge (the interpreter takes it)

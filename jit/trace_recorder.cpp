@@ -114,6 +114,14 @@ bool TraceRecorder::admit(const vm::Instruction& in, vm::Pc pc) {
     case vm::Opcode::Move:
     case vm::Opcode::Jump:
     case vm::Opcode::JumpIfFalse: return true;
+    // The anchor's own loop's per-iteration scan steps (a nested loop's
+    // set-up ends the region before its body).
+    case vm::Opcode::ScanSlice:
+      if (in.slot == loop_slot_) return true;
+      break;
+    case vm::Opcode::ScanAppend:
+      if (loop_slot_ != UINT32_MAX) return true;
+      break;
     case vm::Opcode::LoopNext:
       if (in.slot != loop_slot_) break;
       // A side trace finishes its iteration; the interpreter takes the back

@@ -95,7 +95,8 @@ Session::Impl::Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const 
       interpreter(program, limits_of(model->options, program == model->reference_program)) {
   if (use_jit && model->engine && model->engine->active()) {
     const Options& o = model->options;
-    hooks = std::make_unique<jit::SessionHooks>(model->engine, o.max_loop_iterations, o.intra_op_threads);
+    hooks = std::make_unique<jit::SessionHooks>(model->engine, o.max_loop_iterations, o.max_tensor_bytes,
+                                                o.intra_op_threads);
     interpreter.set_hooks(hooks.get());
   }
   if (model->options.collect_timings) {

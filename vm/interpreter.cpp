@@ -35,7 +35,7 @@ void Interpreter::set_hooks(JitHooks* hooks) {
 
 // The frame as hooks see it.
 FrameView Interpreter::frame_view() {
-  return FrameView{frame_.registers, frame_.loops, &frame_.bindings};
+  return FrameView{frame_.registers, frame_.loops, frame_.scans, &frame_.bindings};
 }
 
 // Binds inputs, runs to Return, hands out the outputs.

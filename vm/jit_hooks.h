@@ -34,6 +34,7 @@ class ShapeProfile;
 struct FrameView {
   std::span<Tensor> registers;
   std::span<LoopState> loops;
+  std::span<ScanBuffer> scans;  // ScanAppend's buffers (vm/scan_ops.h appends as the interpreter does)
   const graph::Bindings* bindings = nullptr;  // symbols bound from this call's inputs
 };
 
@@ -92,11 +93,11 @@ class JitHooks {
   // live at resume_pc (and no register of a value live there may have been
   // clobbered), and updated the loop states of any loop it ran: resuming at a
   // loop's exit pc means the loop finished; resuming inside a body means
-  // loops[slot].iteration is that iteration's index. Scan-append buffers are
-  // interpreter state: compiled code that resumes inside or after a loop with
-  // scan outputs must not have skipped ScanAppend instructions (JIT regions
-  // that contain one end at it, or decline). Errors thrown here propagate to
-  // the caller of run() unchanged.
+  // loops[slot].iteration is that iteration's index. Compiled code that
+  // resumes inside or after a loop with scan outputs must have run every
+  // ScanAppend before resume_pc, each once (on frame.scans, with
+  // vm/scan_ops.h). Errors thrown here propagate to the caller of run()
+  // unchanged.
   virtual EntryResult enter(const Program& program, AnchorId anchor, const FrameView& frame) = 0;
 
   // "A side exit happened": compiled code entered at `anchor` left through

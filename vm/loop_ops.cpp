@@ -5,6 +5,7 @@
 
 #include "canary/error.h"
 #include "vm/interpreter.h"
+#include "vm/scan_ops.h"
 
 namespace canary::vm {
 namespace {
@@ -40,6 +41,41 @@ std::optional<std::int64_t> read_count(const Tensor& t) {
 }
 
 }  // namespace
+
+void slice_scan(const SliceParams& params, const LoopState& loop, const Tensor& x, Tensor& y) {
+  const auto shape = std::span<const std::int64_t>(x.shape());
+  const auto axis = static_cast<std::size_t>(params.axis);
+  SmallShape out;
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    if (i != axis) out.push(shape[i]);
+  y.reset(x.dtype(), out.span());
+  const std::int64_t index = params.reverse ? loop.trip_count - 1 - loop.iteration : loop.iteration;
+  const std::int64_t outer = product(shape, 0, axis);
+  const std::int64_t len = shape[axis];
+  const auto inner = static_cast<std::size_t>(product(shape, axis + 1, shape.size())) * dtype_size(x.dtype());
+  const auto* src = static_cast<const unsigned char*>(x.raw());
+  auto* dst = static_cast<unsigned char*>(y.raw());
+  for (std::int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst + static_cast<std::size_t>(o) * inner, src + static_cast<std::size_t>(o * len + index) * inner, inner);
+}
+
+void append_scan(ScanBuffer& sb, const Tensor& t, std::size_t max_bytes) {
+  if (sb.count > 0 && (t.dtype() != sb.dtype || t.shape() != sb.elem_shape))
+    throw Error(ErrorKind::Shape, "scan output of iteration " + std::to_string(sb.count) + " is " + t.type_string() +
+                                      ", iteration 0 gave " + std::string(dtype_name(sb.dtype)) +
+                                      shape_to_string(sb.elem_shape));
+  const std::size_t elem = t.nbytes();
+  const std::size_t used = static_cast<std::size_t>(sb.count) * elem;
+  if (used + elem > max_bytes)
+    throw Error(ErrorKind::Resource, "stacked scan output exceeds the limit of " + std::to_string(max_bytes) + " bytes");
+  if (sb.bytes.size() < used + elem) sb.bytes.resize(std::max(used + elem, sb.bytes.size() * 2));
+  if (sb.count == 0) {
+    sb.dtype = t.dtype();
+    sb.elem_shape.assign(t.shape().begin(), t.shape().end());
+  }
+  if (elem != 0) std::memcpy(sb.bytes.data() + used, t.raw(), elem);
+  ++sb.count;
+}
 
 // LoopInit: iteration 0, trip count from M (unbounded without it), empty scan buffers.
 void Interpreter::init_loop(const Instruction& in) {
@@ -78,47 +114,22 @@ void Interpreter::init_scan(const Instruction& in) {
 
 // ScanSlice: the current iteration's slice of a scanned input (axis removed).
 void Interpreter::slice_scan_input(const Instruction& in) {
-  const auto& sp = static_cast<const SliceParams&>(*in.params);
-  const LoopState& s = frame_.loops[in.slot];
-  const Tensor& x = input_reg(in, 0);
-  Tensor& y = frame_.registers[output_id(in, 0).index];
-  const auto shape = std::span<const std::int64_t>(x.shape());
-  const auto axis = static_cast<std::size_t>(sp.axis);
-  SmallShape out;
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    if (i != axis) out.push(shape[i]);
-  y.reset(x.dtype(), out.span());
-  const std::int64_t index = sp.reverse ? s.trip_count - 1 - s.iteration : s.iteration;
-  const std::int64_t outer = product(shape, 0, axis);
-  const std::int64_t len = shape[axis];
-  const auto inner = static_cast<std::size_t>(product(shape, axis + 1, shape.size())) * dtype_size(x.dtype());
-  const auto* src = static_cast<const unsigned char*>(x.raw());
-  auto* dst = static_cast<unsigned char*>(y.raw());
-  for (std::int64_t o = 0; o < outer; ++o)
-    std::memcpy(dst + static_cast<std::size_t>(o) * inner, src + static_cast<std::size_t>(o * len + index) * inner, inner);
+  try {
+    slice_scan(static_cast<const SliceParams&>(*in.params), frame_.loops[in.slot], input_reg(in, 0),
+               frame_.registers[output_id(in, 0).index]);
+  } catch (const Error& e) {
+    fail(in, e.kind(), e.detail());
+  }
 }
 
 // ScanAppend: copies this iteration's value into the scan buffer; every
 // iteration must produce the same dtype and shape.
 void Interpreter::append_scan_output(const Instruction& in) {
-  ScanBuffer& sb = frame_.scans[in.slot];
-  const Tensor& t = input_reg(in, 0);
-  if (sb.count == 0) {
-    sb.dtype = t.dtype();
-    sb.elem_shape.assign(t.shape().begin(), t.shape().end());
-  } else if (t.dtype() != sb.dtype || t.shape() != sb.elem_shape) {
-    fail(in, ErrorKind::Shape, "scan output of iteration " + std::to_string(sb.count) + " is " + t.type_string() +
-                                   ", iteration 0 gave " + std::string(dtype_name(sb.dtype)) +
-                                   shape_to_string(sb.elem_shape));
+  try {
+    append_scan(frame_.scans[in.slot], input_reg(in, 0), limits_.max_tensor_bytes);
+  } catch (const Error& e) {
+    fail(in, e.kind(), e.detail());
   }
-  const std::size_t elem = t.nbytes();
-  const std::size_t used = static_cast<std::size_t>(sb.count) * elem;
-  if (used + elem > limits_.max_tensor_bytes)
-    fail(in, ErrorKind::Resource, "stacked scan output exceeds the limit of " +
-                                      std::to_string(limits_.max_tensor_bytes) + " bytes");
-  if (sb.bytes.size() < used + elem) sb.bytes.resize(std::max(used + elem, sb.bytes.size() * 2));
-  if (elem != 0) std::memcpy(sb.bytes.data() + used, t.raw(), elem);
-  ++sb.count;
 }
 
 // ScanStack: the scan output with the iteration axis inserted at `axis`
