@@ -120,6 +120,8 @@ bool TraceRecorder::admit(const vm::Instruction& in, vm::Pc pc) {
       if (in.slot == loop_slot_) return true;
       break;
     case vm::Opcode::ScanAppend:
+      // Its slot names a scan buffer, not a loop: inside a loop region it is
+      // the anchor's loop's (a nested loop's set-up ended the region first).
       if (loop_slot_ != UINT32_MAX) return true;
       break;
     case vm::Opcode::LoopNext:

@@ -114,12 +114,8 @@ void Interpreter::init_scan(const Instruction& in) {
 
 // ScanSlice: the current iteration's slice of a scanned input (axis removed).
 void Interpreter::slice_scan_input(const Instruction& in) {
-  try {
-    slice_scan(static_cast<const SliceParams&>(*in.params), frame_.loops[in.slot], input_reg(in, 0),
-               frame_.registers[output_id(in, 0).index]);
-  } catch (const Error& e) {
-    fail(in, e.kind(), e.detail());
-  }
+  slice_scan(static_cast<const SliceParams&>(*in.params), frame_.loops[in.slot], input_reg(in, 0),
+             frame_.registers[output_id(in, 0).index]);
 }
 
 // ScanAppend: copies this iteration's value into the scan buffer; every

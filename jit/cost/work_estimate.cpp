@@ -180,6 +180,14 @@ WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Progr
         const FusedStep& f = plan.fused[c.separate.fused];
         add_group_work(program, ops, f.inputs, f.outputs, w);
       }
+    } else if (step.kind == StepKind::ScanSlice || step.kind == StepKind::ScanAppend) {
+      // A copy of one iteration's element: read once, written once.
+      const auto it = by_pc.find(step.pc);
+      if (it == by_pc.end()) continue;
+      const TraceOp& op = *it->second;
+      const double bytes = step.kind == StepKind::ScanSlice ? (op.outputs.empty() ? 0.0 : value_bytes(op.outputs[0]))
+                                                            : (op.inputs.empty() ? 0.0 : value_bytes(op.inputs[0]));
+      w.bytes_moved += 2 * bytes;
     }
     // Move, Branch and LoopNext share buffers or test a flag: no work counted.
   }
