@@ -97,6 +97,7 @@ json stats_json(const Stats& s) {
   const JitStats& j = s.jit;
   json jit = {{"compiled_entries", j.compiled_entries}, {"guard_failures", j.guard_failures},
               {"deopts", j.deopts}, {"side_trace_entries", j.side_trace_entries},
+              {"tiled_fused_calls", j.tiled_fused_calls},
               {"value_canaries", j.value_canaries},
               {"range_canaries", j.range_canaries}, {"traces_recorded", j.traces_recorded},
               {"compiles", j.compiles}, {"compile_failures", j.compile_failures}, {"retraces", j.retraces},

@@ -80,6 +80,8 @@ void print_stats(std::ostream& os, const Stats& s) {
   const JitStats& j = s.jit;
   fmt::print(os, "jit: {} compiled entries, {} guard failures, {} deopts, {} exits continued in side traces, {} value canaries\n",
              j.compiled_entries, j.guard_failures, j.deopts, j.side_trace_entries, j.value_canaries);
+  if (j.tiled_fused_calls > 0)
+    fmt::print(os, "  {} fused calls ran short rows as long tiles\n", j.tiled_fused_calls);
   fmt::print(os, "  {} traces, {} compiles ({:.3f} ms), {} failed, {} retraces; {} variants and {} side traces installed, {} bytes of code\n",
              j.traces_recorded, j.compiles, j.compile_ms, j.compile_failures, j.retraces, j.variants_installed,
              j.side_traces_installed, j.code_bytes);

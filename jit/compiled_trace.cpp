@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "canary/error.h"
+#include "jit/fused_tiling.h"
 #include "jit/plan_contraction.h"
 #include "jit/plan_fusion.h"
 #include "kernels/onednn.h"
@@ -52,6 +53,28 @@ std::uint32_t call_fused(FusedFn fn, FusedArgs args, std::int64_t rows, std::int
     if (a.row_begin < a.row_end) flag |= fn(&a);
   }
   return flag;
+}
+
+// Calls the kernel on short rows cut into long tiles (fused_tiling.h): the
+// tiled rows first, each repeating input read from its copy in `buffer`,
+// then the rows left over in the original layout.
+std::uint32_t call_fused_tiled(FusedFn fn, const FusedArgs& args, const CollapsedLayout& layout,
+                               const RowTiling& tiling, std::size_t num_inputs, std::vector<float>& buffer,
+                               int threads) {
+  const float* tiled_inputs[kMaxFusedInputs];
+  std::copy_n(args.inputs, num_inputs, tiled_inputs);
+  fill_tile_buffers(tiling, num_inputs, tiled_inputs, buffer);
+  const CollapsedLayout tiled = tiled_layout(layout, tiling, num_inputs);
+  FusedArgs t = args;
+  t.inputs = tiled_inputs;
+  t.strides = tiled.strides;
+  for (int d = 0; d < 3; ++d) t.dims[d] = tiled.dims[d];
+  std::uint32_t canaries = call_fused(fn, t, tiling.tiles, tiling.tiles * tiling.tile, threads);
+  FusedArgs rest = args;
+  rest.row_begin = tiling.rows_tiled;
+  rest.row_end = layout.dims[0] * layout.dims[1];
+  if (rest.row_begin < rest.row_end) canaries |= fn(&rest);
+  return canaries;
 }
 
 // Throws as a failing kernel would when fault injection ("kernel") makes this
@@ -379,8 +402,8 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
   CollapsedLayout layout;
   bool ok = collapse_layout(out_shape, {shapes, n}, layout);
   for (int d = 0; d < 3 && ok; ++d) ok = layout.full[d] == fs.full_masks[d];
-  if (ok && fs.spec.exact_dims)
-    for (int d = 0; d < 3; ++d) ok = ok && (*fs.spec.exact_dims)[d] == layout.dims[d];
+  if (ok && fs.exact_layout)
+    for (int d = 0; d < 3; ++d) ok = ok && (*fs.exact_layout)[d] == layout.dims[d];
   if (!ok) return layout_exit(step, run);
   std::vector<Tensor>& alias = scratch.alias_outputs[step.fused];
   if (alias.size() != fs.outputs.size()) alias.resize(fs.outputs.size());
@@ -398,7 +421,11 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
     args.outputs = outputs;
     args.strides = layout.strides;
     for (int d = 0; d < 3; ++d) args.dims[d] = layout.dims[d];
-    const std::uint32_t canaries = call_fused(fn, args, rows, numel, ctx.threads);
+    const std::optional<RowTiling> tiling =
+        fs.tile_short_rows ? plan_row_tiling(layout, n) : std::optional<RowTiling>();
+    const std::uint32_t canaries = tiling ? call_fused_tiled(fn, args, layout, *tiling, n, scratch.tiles, ctx.threads)
+                                          : call_fused(fn, args, rows, numel, ctx.threads);
+    if (tiling) ++run.tiled_calls;
     if (canaries & kNonFiniteCanary) run.value_canary = true;
     if ((canaries & kRangeCanary) && !run.range_canary) {
       run.range_canary = true;

@@ -32,6 +32,9 @@ struct TraceScratch {
   // a sunk fused group that reads the earlier values (Step::holds). Kept
   // after the run: a swapping hold hands the buffer to the next run's step.
   std::vector<Tensor> held;
+  // Copies of the repeating inputs' rows for a fused call that tiles short
+  // rows (fused_tiling.h); reused by every such call.
+  std::vector<float> tiles;
 };
 
 struct RunContext {
@@ -58,6 +61,7 @@ struct TraceRun {
   bool value_canary = false;        // a fused kernel saw a non-finite output
   bool range_canary = false;        // a fused kernel wrote a value outside its recorded range
   std::uint32_t range_group = 0;    // range_canary: the first such group (index into plan().fused)
+  std::uint32_t tiled_calls = 0;    // fused kernel calls that ran short rows as long tiles (fused_tiling.h)
 };
 
 class CompiledTrace {

@@ -388,9 +388,23 @@ bool Engine::injected_fault() {
   return true;
 }
 
+// The plan options JitOptions sets (tier and math are the caller's).
+PlanOptions Engine::configured_plan_options() const {
+  PlanOptions po;
+  po.value_canaries = options_.value_canaries;
+  po.range_canaries = options_.range_canaries;
+  po.range_margin = options_.range_margin;
+  po.contraction_epilogues = options_.contraction_epilogues;
+  po.epilogue_min_elements = options_.epilogue_min_elements;
+  po.hoist_invariants = options_.hoist_loop_invariants;
+  po.nonadjacent_fusion = options_.nonadjacent_fusion;
+  po.short_row_tiles = options_.short_row_tiles;
+  return po;
+}
+
 // Plans and compiles one trace (outside the lock); `tier` reports the rung tried.
 std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tier& tier, std::string& error) {
-  PlanOptions po;
+  PlanOptions po = configured_plan_options();
   ShapeKnowledge knowledge;
   {
     std::lock_guard lock(mu_);
@@ -400,13 +414,6 @@ std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tie
   }
   tier = po.tier;
   po.math = options_.fast_math ? MathMode::Fast : MathMode::Exact;
-  po.value_canaries = options_.value_canaries;
-  po.range_canaries = options_.range_canaries;
-  po.range_margin = options_.range_margin;
-  po.contraction_epilogues = options_.contraction_epilogues;
-  po.epilogue_min_elements = options_.epilogue_min_elements;
-  po.hoist_invariants = options_.hoist_loop_invariants;
-  po.nonadjacent_fusion = options_.nonadjacent_fusion;
   if (injected_fault()) {
     error = "injected fault (fault injection point 'compile')";
     return nullptr;

@@ -139,6 +139,7 @@ class Engine {
   void load_learned_profile();
   void save_learned_profile();
   void compile(const Task& task);
+  PlanOptions configured_plan_options() const;
   using Dropped = std::vector<std::pair<std::shared_ptr<const CompiledTrace>, std::string>>;
   std::shared_ptr<VariantList> with_new_trace(const VariantList& installed,
                                               const std::shared_ptr<const CompiledTrace>& trace, std::uint32_t replace,

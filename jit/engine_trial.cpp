@@ -33,15 +33,9 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::sh
     std::lock_guard lock(mu_);
     first.knowledge = anchors_[task.anchor.index]->knowledge;
   }
+  first.plan = configured_plan_options();
   first.plan.tier = primary->plan().tier;
   first.plan.math = primary->plan().math;
-  first.plan.value_canaries = options_.value_canaries;
-  first.plan.range_canaries = options_.range_canaries;
-  first.plan.range_margin = options_.range_margin;
-  first.plan.contraction_epilogues = options_.contraction_epilogues;
-  first.plan.epilogue_min_elements = options_.epilogue_min_elements;
-  first.plan.hoist_invariants = options_.hoist_loop_invariants;
-  first.plan.nonadjacent_fusion = options_.nonadjacent_fusion;
   first.isa = *isa_;
   first.name = cost::candidate_name(first.plan, first.isa, false);
   const cost::TraceTraits traits = cost::trace_traits(*program_, task.trace, first.knowledge);

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jit/fused_tiling.h"
 #include "jit/plan_contraction.h"
 #include "jit/plan_fusion.h"
 #include "jit/plan_groups.h"
@@ -178,7 +179,14 @@ bool build_fused(const vm::Program& program, const Trace& trace, const Group& g,
       const std::optional<ValueSpan> span = recorded_span(trace, g.first, g.last, r);
       spec.output_ranges.push_back(span ? std::optional(widened_range(*span, options.range_margin)) : std::nullopt);
     }
-  if (options.tier == Tier::ExactFused) spec.exact_dims = std::array{layout.dims[0], layout.dims[1], layout.dims[2]};
+  // Exact dims are baked into the kernel unless the recorded layout tiles
+  // (the tiled call passes other dims); symbolic kernels may tile any call.
+  out.tile_short_rows = options.short_row_tiles;
+  if (options.tier == Tier::ExactFused) {
+    out.exact_layout = std::array{layout.dims[0], layout.dims[1], layout.dims[2]};
+    out.tile_short_rows = options.short_row_tiles && plan_row_tiling(layout, spans.size()).has_value();
+    if (!out.tile_short_rows) spec.exact_dims = out.exact_layout;
+  }
   for (vm::RegId r : out.outputs) {
     bool alias = false;
     for (vm::RegId in : out.inputs) alias = alias || in == r;

@@ -4,7 +4,9 @@
 // driver (jit/compiled_trace) runs the steps.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -70,6 +72,12 @@ struct FusedStep {
   // intermediate value turning into 1 changes them).
   std::uint32_t full_masks[3] = {0, 0, 0};
   std::vector<std::uint8_t> input_ranks;
+  // Exact tier: the collapsed dims every call must have. The kernel bakes
+  // them in (spec.exact_dims) unless the step tiles them (below).
+  std::optional<std::array<std::int64_t, 3>> exact_layout;
+  // Calls whose rows are short run as long tiles (fused_tiling.h); the
+  // kernel then reads its dims from its arguments.
+  bool tile_short_rows = false;
   // Non-adjacent fusion moved the earlier members to the last one's place
   // (plan_groups.h): the step runs, and its exits resume, at the last pc.
   bool sunk = false;
@@ -232,6 +240,9 @@ struct PlanOptions {
   // Fused groups take ops of their shape further on when nothing in between
   // needs the earlier ones (JitOptions::nonadjacent_fusion, plan_groups.h).
   bool nonadjacent_fusion = true;
+  // Fused groups whose rows are short run them as long tiles where the
+  // inputs allow (JitOptions::short_row_tiles, fused_tiling.h).
+  bool short_row_tiles = true;
 };
 
 // Plans a trace. Never fails: ops it cannot fuse become kernel steps.

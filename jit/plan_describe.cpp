@@ -19,6 +19,9 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
       os << "fused group " << s.fused << ": " << f.pcs.size() << " ops at pcs";
       for (vm::Pc pc : f.pcs) os << ' ' << pc;
       if (f.sunk) os << " (sunk to pc " << s.pc << ")";
+      // A symbolic group decides per call; an exact one was decided here.
+      if (f.tile_short_rows && f.exact_layout)
+        os << " (rows of " << (*f.exact_layout)[2] << " floats run as long tiles)";
       os << ", " << f.inputs.size() << " inputs, " << f.outputs.size() << " outputs: " << f.spec.key();
       break;
     }

@@ -71,7 +71,8 @@ vm::EntryResult SessionHooks::start_recording(const vm::Program& program, vm::An
   return r;
 }
 
-void SessionHooks::note_canaries(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run) {
+void SessionHooks::note_run(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run) {
+  counters_.tiled_fused_calls += run.tiled_calls;
   if (run.value_canary) {
     ++counters_.value_canaries;
     engine_->on_value_canary(anchor, trace, call_);
@@ -86,7 +87,7 @@ void SessionHooks::note_canaries(vm::AnchorId anchor, const CompiledTrace& trace
 // Counts a compiled entry and tells the interpreter where to resume.
 vm::EntryResult SessionHooks::entered(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run) {
   ++counters_.compiled_entries;
-  note_canaries(anchor, trace, run);
+  note_run(anchor, trace, run);
   vm::EntryResult r;
   r.action = vm::EntryAction::Resumed;
   r.resume_pc = run.resume_pc;
@@ -163,7 +164,7 @@ const CompiledTrace& SessionHooks::continue_in_side_traces(vm::AnchorId anchor, 
     }
     last->count_exit(run.exit);  // taken, and continued compiled
     ++counters_.side_trace_entries;
-    note_canaries(anchor, *last, run);
+    note_run(anchor, *last, run);
     run = a.run;
     last = a.trace;
   }

@@ -63,7 +63,8 @@ class SessionHooks final : public vm::JitHooks {
                               const CompiledTrace* skip, const vm::FrameView& frame);
   // A recorder for this call; side_pc: a side trace's, from that pc.
   void new_recorder(const vm::Program& program, vm::AnchorId anchor, vm::Pc cut_at, vm::Pc side_pc);
-  void note_canaries(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run);
+  // Counts what one trace run's kernels reported: canaries, tiled calls.
+  void note_run(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run);
   vm::EntryResult entered(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run);
   // Follows a mid-trace exit into the side traces that start where it
   // resumes (a chain of at most kMaxSideChain); returns the trace that ran

@@ -64,6 +64,13 @@ struct JitOptions {
   // or where one cannot be built: the next trace is cut before the branch.
   bool side_traces = true;
   int max_side_traces_per_anchor = 4;
+  // Short-row tiles: a fused elementwise group whose rows are a few floats
+  // long (x f32[R, 5] with a per-channel f32[5] bias) runs them as rows of
+  // a few hundred floats, reading each per-row input from a buffer of
+  // repeated copies, when every input either spans the whole tensor or
+  // repeats with the row. Decided per call from its shapes; the kernel is
+  // the same. Off: every call runs row by row.
+  bool short_row_tiles = true;
   double range_margin = 0.5;
   // Per anchor: most variants installed at once, and most compiles ever
   // attempted before the anchor waits out a penalty (which grows with each

@@ -30,6 +30,8 @@ struct JitStats {
   std::uint64_t side_trace_entries = 0;  // side exits that continued in a side trace instead
   std::uint64_t value_canaries = 0;      // NaN/Inf or range canaries that fired
   std::uint64_t range_canaries = 0;      // of which range canaries (JitOptions::range_canaries)
+  std::uint64_t tiled_fused_calls = 0;   // fused kernel calls that ran short rows as long tiles
+                                         // (JitOptions::short_row_tiles)
   std::uint64_t traces_recorded = 0;     // model-wide from here on
   std::uint64_t compiles = 0;
   std::uint64_t compile_failures = 0;

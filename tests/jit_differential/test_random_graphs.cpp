@@ -56,7 +56,7 @@ HarnessOptions options_for(std::uint64_t seed) {
 struct Totals {
   std::size_t graphs = 0, calls = 0, error_calls = 0, failures = 0;
   std::size_t if_graphs = 0, if_both_branches = 0;
-  std::size_t compiled = 0, compile_failed = 0, compiled_entries = 0, side_trace_entries = 0;
+  std::size_t compiled = 0, compile_failed = 0, compiled_entries = 0, side_trace_entries = 0, tiled_calls = 0;
   std::int64_t compared = 0, non_finite = 0, saturated = 0;
   double worst_jit = 0, worst_reference = 0;
 
@@ -74,6 +74,7 @@ struct Totals {
     compile_failed += r.count(EventKind::CompileFailed);
     compiled_entries += r.jit.compiled_entries;
     side_trace_entries += r.jit.side_trace_entries;
+    tiled_calls += r.jit.tiled_fused_calls;
     compared += r.compared;
     non_finite += r.non_finite;
     saturated += r.saturated;
@@ -126,6 +127,8 @@ TEST_CASE("differential: 1000 random graphs agree across the JIT and the interpr
     CHECK(t.if_both_branches * 10 >= t.if_graphs * 7);  // the data-driven If takes both branches over a stream
     INFO(t.side_trace_entries << " exits continued in side traces");
     CHECK(t.side_trace_entries > 0);  // so the comparisons cover side traces too
+    INFO(t.tiled_calls << " fused calls ran short rows as long tiles");
+    CHECK(t.tiled_calls > 0);  // and fused calls that tile their short rows
   }
   CHECK(t.non_finite == 0);  // well-conditioned graphs never overflow
   check_jit_was_active(t);

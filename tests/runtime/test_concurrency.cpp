@@ -6,6 +6,7 @@
 // mode: 100000 calls in all is `CANARY_STRESS_CALLS=12500` with 8 threads).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -103,6 +104,12 @@ Options background_jit() {
   return o;
 }
 
+std::size_t compiled_events(const Model& m) {
+  const std::vector<Event> events = m.events();
+  return static_cast<std::size_t>(
+      std::count_if(events.begin(), events.end(), [](const Event& e) { return e.kind == EventKind::Compiled; }));
+}
+
 }  // namespace
 
 TEST_CASE("concurrency: 8 sessions on one model, independent shapes, compiles under them", "[unit][concurrency][api]") {
@@ -127,10 +134,16 @@ TEST_CASE("concurrency: 8 sessions on one model, independent shapes, compiles un
   }
   SECTION("fused elementwise chain") {
     const Model m = elementwise_chain(jit_rt);
-    stress(m, elementwise_chain(ref_rt), 8, calls, chain_inputs, 1e-5);
-    m.wait_for_compiles();
-    const std::vector<Event> events = m.events();
-    CHECK(std::count_if(events.begin(), events.end(), [](const Event& e) { return e.kind == EventKind::Compiled; }) >= 2);
+    const Model ref = elementwise_chain(ref_rt);
+    // How many compiles land while the streams run depends on the compile
+    // thread's share of the cores (on a loaded machine the first one may
+    // finish after the streams end); further rounds of the same streams
+    // give the retrace its guard failures.
+    for (int round = 0; round < 8 && compiled_events(m) < 2; ++round) {
+      stress(m, ref, 8, calls, chain_inputs, 1e-5);
+      m.wait_for_compiles();
+    }
+    CHECK(compiled_events(m) >= 2);
   }
 }
 

@@ -1,0 +1,100 @@
+// Fused elementwise groups whose innermost collapsed dim is short: a
+// per-channel normalisation y = Relu((x - m) * s) * 0.5 + x of x f32[R, C]
+// with m, s f32[C], at a fixed R * C = 2^20 and C from 5 to 1024.
+//
+//   OMP_NUM_THREADS=1 build/bench/canary_bench_jit_short_rows [--rounds R] [--target-ms T]
+//
+// Rows of 5 to 100 floats tile (not a multiple of 16 floats, under 128);
+// rows of 16, 64 and 1024 floats do not and show the long-row time. The
+// table repeats on the AVX-512 and AVX2 tiers (AVX2 finishes a row with
+// one-lane steps, so short rows cost it more).
+//
+// Every row count moves the same bytes, so the time per call shows what the
+// kernel's per-row work costs against the same group over long rows. Sessions,
+// in rotating order: the exact-shape variant (one shape seen), the symbolic
+// one (R seen with two other values first), the symbolic one with
+// JitOptions::short_row_tiles off (every call row by row), the interpreter.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench/jit/bench_tensors.h"
+#include "bench/jit/timing.h"
+#include "canary/canary.h"
+
+namespace {
+
+using canary::NamedTensors;
+using canary::bench::max_abs_diff;
+using canary::bench::median;
+using canary::bench::uniform_tensor;
+
+using Args = canary::bench::RoundArgs;
+
+const char* kNormalise = R"(canary v1
+graph main(x: f32[R, C], m: f32[C], s: f32[C]) -> (y) {
+  const h: f32[] = [0.5]
+  a = Sub(x, m)
+  b = Mul(a, s)
+  c = Relu(b)
+  d = Mul(c, h)
+  y = Add(d, x)
+}
+)";
+
+constexpr std::int64_t kElements = std::int64_t{1} << 20;
+
+NamedTensors inputs(std::int64_t rows, std::int64_t cols) {
+  return {{"x", uniform_tensor({rows, cols}, 1, -1, 1)},
+          {"m", uniform_tensor({cols}, 2, -0.1f, 0.1f)},
+          {"s", uniform_tensor({cols}, 3, 0.5f, 2.0f)}};
+}
+
+canary::Options tiles_options(bool jit, bool tiles, const char* isa) {
+  canary::Options o = canary::bench::jit_bench_options(jit, 1);
+  o.jit.short_row_tiles = tiles;
+  o.jit.isa = isa;
+  return o;
+}
+
+void row(const char* isa, std::int64_t cols, const Args& args) {
+  const std::int64_t rows = kElements / cols;
+  canary::Runtime exact_rt(tiles_options(true, true, isa)), symbolic_rt(tiles_options(true, true, isa));
+  canary::Runtime untiled_rt(tiles_options(true, false, isa)), plain_rt(tiles_options(false, false, isa));
+  canary::Model exact_model = exact_rt.load_text(kNormalise), symbolic_model = symbolic_rt.load_text(kNormalise);
+  canary::Model untiled_model = untiled_rt.load_text(kNormalise);
+  canary::Session exact = exact_model.session(), symbolic = symbolic_model.session();
+  canary::Session untiled = untiled_model.session(), plain = plain_rt.load_text(kNormalise).session();
+  const NamedTensors in = inputs(rows, cols);
+  for (int i = 0; i < 3; ++i) exact.run(in);
+  // Two other row counts make R symbolic; then the timed shape runs compiled.
+  for (canary::Session* s : {&symbolic, &untiled}) {
+    for (int i = 0; i < 4; ++i) s->run(inputs(rows + 1 + i % 2, cols));
+    for (int i = 0; i < 3; ++i) s->run(in);
+  }
+  const canary::Tensor want = plain.run(in).at("y");
+  double diff = 0;
+  for (canary::Session* s : {&exact, &symbolic, &untiled}) diff = std::max(diff, max_abs_diff(s->run(in).at("y"), want));
+  const int calls = std::max(1, canary::bench::calls_for(args.target_ms, [&] { exact.run(in); }));
+  std::vector<double> samples[4];
+  canary::Session* const sessions[4] = {&exact, &symbolic, &untiled, &plain};
+  canary::bench::rotating_samples(sessions, in, args.rounds, calls, samples);
+  const double e = median(samples[0]), s = median(samples[1]), u = median(samples[2]), p = median(samples[3]);
+  const double per_ns = 1e6 / static_cast<double>(kElements);
+  std::printf("| %s | [%lld, %lld] | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f | %.1f | %.1e |\n", isa,
+              static_cast<long long>(rows), static_cast<long long>(cols), e, s, u, p, s * per_ns, u * per_ns, u / s,
+              p / s, diff);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  canary::bench::run_on_one_thread(argv);
+  const Args args = canary::bench::parse_round_args(argc, argv, {9, 15.0});
+  std::printf("| isa | x | exact ms | symbolic ms | symbolic untiled ms | interp ms | symbolic ns/elem | untiled ns/elem | "
+              "untiled/symbolic | interp/symbolic | max|diff| |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const char* isa : {"avx512", "avx2"})
+    for (std::int64_t cols : {5, 7, 8, 12, 20, 100, 16, 64, 1024}) row(isa, cols, args);
+  return 0;
+}

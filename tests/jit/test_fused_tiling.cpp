@@ -1,0 +1,94 @@
+// Short rows as long tiles (jit/fused_tiling.h): which collapsed layouts
+// tile, the tiled layout's dims and strides, and the repeated copies the
+// repeating inputs are read from.
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "jit/fused_tiling.h"
+
+using namespace canary;
+using namespace canary::jit;
+
+namespace {
+
+// The collapsed layout of `out` and `inputs` (NumPy broadcasting).
+CollapsedLayout collapse(const std::vector<std::int64_t>& out, const std::vector<std::vector<std::int64_t>>& inputs) {
+  std::vector<std::span<const std::int64_t>> spans;
+  for (const auto& s : inputs) spans.emplace_back(s);
+  CollapsedLayout layout;
+  REQUIRE(collapse_layout(out, spans, layout));
+  return layout;
+}
+
+std::optional<RowTiling> tiling_of(const std::vector<std::int64_t>& out,
+                                   const std::vector<std::vector<std::int64_t>>& inputs) {
+  return plan_row_tiling(collapse(out, inputs), inputs.size());
+}
+
+}  // namespace
+
+TEST_CASE("short rows with a per-row bias tile into rows of a multiple of 16 floats", "[unit][jit][tiling]") {
+  const std::optional<RowTiling> t = tiling_of({1000, 5}, {{1000, 5}, {5}});
+  REQUIRE(t);
+  CHECK(t->row == 5);
+  CHECK(t->tile == 320);  // lcm(5, 16) = 80, four of them to reach 256 floats
+  CHECK(t->tile % 16 == 0);
+  CHECK(t->tiles == 1000 / 64);
+  CHECK(t->rows_tiled == t->tiles * 64);
+  CHECK(t->repeating == 0b10u);
+  CHECK(t->repeating_count == 1);
+
+  // A row whose lcm with 16 already exceeds the minimum is one unit long.
+  const std::optional<RowTiling> wide = tiling_of({4000, 100}, {{4000, 100}, {100}, {4000, 100}});
+  REQUIRE(wide);
+  CHECK(wide->tile == 400);
+  CHECK(wide->repeating == 0b010u);
+  // Several leading dims collapse into the rows.
+  const std::optional<RowTiling> rank3 = tiling_of({8, 50, 7}, {{8, 50, 7}, {7}, {1, 1, 7}});
+  REQUIRE(rank3);
+  CHECK(rank3->repeating == 0b110u);
+  CHECK(rank3->rows_tiled <= 400);
+}
+
+TEST_CASE("layouts that do not tile", "[unit][jit][tiling]") {
+  SECTION("rows already a multiple of the vector width") { CHECK_FALSE(tiling_of({1000, 32}, {{1000, 32}, {32}})); }
+  SECTION("rows long enough") { CHECK_FALSE(tiling_of({1000, 130}, {{1000, 130}, {130}})); }
+  SECTION("fewer than two tiles of rows") { CHECK_FALSE(tiling_of({100, 5}, {{100, 5}, {5}})); }
+  SECTION("one value per row (inner broadcast)") { CHECK_FALSE(tiling_of({1000, 5}, {{1000, 5}, {1000, 1}})); }
+  SECTION("an input spanning some outer dims only") {
+    CHECK_FALSE(tiling_of({40, 30, 5}, {{40, 30, 5}, {40, 1, 5}}));
+  }
+  SECTION("a single dense row") { CHECK_FALSE(tiling_of({5}, {{5}, {5}})); }
+}
+
+TEST_CASE("the tiled layout reads dense inputs across rows and repeating ones from their copy", "[unit][jit][tiling]") {
+  const CollapsedLayout layout = collapse({1000, 7}, {{1000, 7}, {7}, {1000, 7}});
+  const std::optional<RowTiling> t = plan_row_tiling(layout, 3);
+  REQUIRE(t);
+  const CollapsedLayout tiled = tiled_layout(layout, *t, 3);
+  CHECK(tiled.dims[0] == 1);
+  CHECK(tiled.dims[1] == t->tiles);
+  CHECK(tiled.dims[2] == t->tile);
+  CHECK(tiled.strides[1] == t->tile);  // input 0 (dense): a tile per row
+  CHECK(tiled.strides[2] == 0);        // input 1 (repeating)
+  CHECK(tiled.strides[3] == 0);
+  CHECK(tiled.strides[5] == t->tile);  // input 2 (dense)
+  CHECK(tiled.inner_broadcast == 0);
+
+  const std::vector<float> x(7000, 1.0f), z(7000, 2.0f);
+  const std::vector<float> bias{0, 1, 2, 3, 4, 5, 6};
+  const float* inputs[3] = {x.data(), bias.data(), z.data()};
+  std::vector<float> buffer;
+  fill_tile_buffers(*t, 3, inputs, buffer);
+  CHECK(inputs[0] == x.data());
+  CHECK(inputs[2] == z.data());
+  REQUIRE(inputs[1] == buffer.data());
+  REQUIRE(buffer.size() == static_cast<std::size_t>(t->tile));
+  for (std::int64_t i = 0; i < t->tile; ++i) {
+    INFO("element " << i);
+    CHECK(buffer[static_cast<std::size_t>(i)] == bias[static_cast<std::size_t>(i % 7)]);
+  }
+}
