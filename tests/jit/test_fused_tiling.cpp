@@ -50,45 +50,59 @@ TEST_CASE("short rows with a per-row bias tile into rows of a multiple of 16 flo
   const std::optional<RowTiling> rank3 = tiling_of({8, 50, 7}, {{8, 50, 7}, {7}, {1, 1, 7}});
   REQUIRE(rank3);
   CHECK(rank3->repeating == 0b110u);
-  CHECK(rank3->rows_tiled <= 400);
+  CHECK(rank3->tile == 336);  // lcm(7, 16) = 112, three of them
+  CHECK(rank3->tiles == 8);   // 400 rows, 48 a tile
+  CHECK(rank3->rows_tiled == 384);
+  // The longest row that tiles.
+  const std::optional<RowTiling> longest = tiling_of({1000, 127}, {{1000, 127}, {127}});
+  REQUIRE(longest);
+  CHECK(longest->tile == 127 * 16);
 }
 
 TEST_CASE("layouts that do not tile", "[unit][jit][tiling]") {
   SECTION("rows already a multiple of the vector width") { CHECK_FALSE(tiling_of({1000, 32}, {{1000, 32}, {32}})); }
-  SECTION("rows long enough") { CHECK_FALSE(tiling_of({1000, 130}, {{1000, 130}, {130}})); }
+  SECTION("rows long enough") { CHECK_FALSE(tiling_of({1000, 129}, {{1000, 129}, {129}})); }
   SECTION("fewer than two tiles of rows") { CHECK_FALSE(tiling_of({100, 5}, {{100, 5}, {5}})); }
   SECTION("one value per row (inner broadcast)") { CHECK_FALSE(tiling_of({1000, 5}, {{1000, 5}, {1000, 1}})); }
   SECTION("an input spanning some outer dims only") {
     CHECK_FALSE(tiling_of({40, 30, 5}, {{40, 30, 5}, {40, 1, 5}}));
   }
-  SECTION("a single dense row") { CHECK_FALSE(tiling_of({5}, {{5}, {5}})); }
+  // Inputs that all span the whole space collapse into one long row.
+  SECTION("dense inputs only") { CHECK_FALSE(tiling_of({1000, 5}, {{1000, 5}, {1000, 5}})); }
 }
 
 TEST_CASE("the tiled layout reads dense inputs across rows and repeating ones from their copy", "[unit][jit][tiling]") {
-  const CollapsedLayout layout = collapse({1000, 7}, {{1000, 7}, {7}, {1000, 7}});
-  const std::optional<RowTiling> t = plan_row_tiling(layout, 3);
+  // Inputs: x (dense), bias (repeating), z (dense), scale (repeating, rank 3).
+  const CollapsedLayout layout = collapse({4, 250, 7}, {{4, 250, 7}, {7}, {4, 250, 7}, {1, 1, 7}});
+  CHECK(layout.dims[0] == 1);  // the outer dims merge: every input spans both or neither
+  const std::optional<RowTiling> t = plan_row_tiling(layout, 4);
   REQUIRE(t);
-  const CollapsedLayout tiled = tiled_layout(layout, *t, 3);
+  CHECK(t->repeating == 0b1010u);
+  CHECK(t->repeating_count == 2);
+  const CollapsedLayout tiled = tiled_layout(layout, *t, 4);
   CHECK(tiled.dims[0] == 1);
   CHECK(tiled.dims[1] == t->tiles);
   CHECK(tiled.dims[2] == t->tile);
-  CHECK(tiled.strides[1] == t->tile);  // input 0 (dense): a tile per row
-  CHECK(tiled.strides[2] == 0);        // input 1 (repeating)
-  CHECK(tiled.strides[3] == 0);
-  CHECK(tiled.strides[5] == t->tile);  // input 2 (dense)
+  for (int i = 0; i < 4; ++i) {
+    INFO("input " << i);
+    CHECK(tiled.strides[2 * i] == 0);
+    CHECK(tiled.strides[2 * i + 1] == (i % 2 == 0 ? t->tile : 0));  // dense: a tile per row
+  }
   CHECK(tiled.inner_broadcast == 0);
 
   const std::vector<float> x(7000, 1.0f), z(7000, 2.0f);
-  const std::vector<float> bias{0, 1, 2, 3, 4, 5, 6};
-  const float* inputs[3] = {x.data(), bias.data(), z.data()};
+  const std::vector<float> bias{0, 1, 2, 3, 4, 5, 6}, scale{10, 11, 12, 13, 14, 15, 16};
+  const float* inputs[4] = {x.data(), bias.data(), z.data(), scale.data()};
   std::vector<float> buffer;
-  fill_tile_buffers(*t, 3, inputs, buffer);
+  fill_tile_buffers(*t, 4, inputs, buffer);
   CHECK(inputs[0] == x.data());
   CHECK(inputs[2] == z.data());
+  REQUIRE(buffer.size() == static_cast<std::size_t>(2 * t->tile));
   REQUIRE(inputs[1] == buffer.data());
-  REQUIRE(buffer.size() == static_cast<std::size_t>(t->tile));
+  REQUIRE(inputs[3] == buffer.data() + t->tile);
   for (std::int64_t i = 0; i < t->tile; ++i) {
     INFO("element " << i);
-    CHECK(buffer[static_cast<std::size_t>(i)] == bias[static_cast<std::size_t>(i % 7)]);
+    CHECK(inputs[1][i] == bias[static_cast<std::size_t>(i % 7)]);
+    CHECK(inputs[3][i] == scale[static_cast<std::size_t>(i % 7)]);
   }
 }
