@@ -6,8 +6,10 @@
 //
 // Rows of 5 to 100 floats tile (not a multiple of 16 floats, under 128);
 // rows of 16, 64 and 1024 floats do not and show the long-row time. The
-// table repeats on the AVX-512 and AVX2 tiers (AVX2 finishes a row with
-// one-lane steps, so short rows cost it more).
+// table repeats on the AVX-512 and AVX2 tiers.
+//
+// A second model scales each row by its own value (r f32[R, 1]) and takes
+// tanh: its rows never tile, and the table shows what its tails cost.
 //
 // Every row count moves the same bytes, so the time per call shows what the
 // kernel's per-row work costs against the same group over long rows. Sessions,
@@ -42,13 +44,35 @@ graph main(x: f32[R, C], m: f32[C], s: f32[C]) -> (y) {
 }
 )";
 
+// A per-row scale instead: r holds one value per row, so rows do not tile;
+// tanh makes the kernel compute-bound, so each row's tail shows.
+const char* kScaled = R"(canary v1
+graph main(x: f32[R, C], m: f32[C], r: f32[R, 1]) -> (y) {
+  a = Sub(x, m)
+  b = Mul(a, r)
+  y = Tanh(b)
+}
+)";
+
 constexpr std::int64_t kElements = std::int64_t{1} << 20;
 
-NamedTensors inputs(std::int64_t rows, std::int64_t cols) {
+NamedTensors normalise_inputs(std::int64_t rows, std::int64_t cols) {
   return {{"x", uniform_tensor({rows, cols}, 1, -1, 1)},
           {"m", uniform_tensor({cols}, 2, -0.1f, 0.1f)},
           {"s", uniform_tensor({cols}, 3, 0.5f, 2.0f)}};
 }
+
+NamedTensors scaled_inputs(std::int64_t rows, std::int64_t cols) {
+  return {{"x", uniform_tensor({rows, cols}, 1, -1, 1)},
+          {"m", uniform_tensor({cols}, 2, -0.1f, 0.1f)},
+          {"r", uniform_tensor({rows, 1}, 3, 0.5f, 2.0f)}};
+}
+
+struct BenchModel {
+  const char* name;
+  const char* text;
+  NamedTensors (*inputs)(std::int64_t rows, std::int64_t cols);
+};
 
 canary::Options tiles_options(bool jit, bool tiles, const char* isa) {
   canary::Options o = canary::bench::jit_bench_options(jit, 1);
@@ -57,19 +81,19 @@ canary::Options tiles_options(bool jit, bool tiles, const char* isa) {
   return o;
 }
 
-void row(const char* isa, std::int64_t cols, const Args& args) {
+void row(const BenchModel& model, const char* isa, std::int64_t cols, const Args& args) {
   const std::int64_t rows = kElements / cols;
   canary::Runtime exact_rt(tiles_options(true, true, isa)), symbolic_rt(tiles_options(true, true, isa));
   canary::Runtime untiled_rt(tiles_options(true, false, isa)), plain_rt(tiles_options(false, false, isa));
-  canary::Model exact_model = exact_rt.load_text(kNormalise), symbolic_model = symbolic_rt.load_text(kNormalise);
-  canary::Model untiled_model = untiled_rt.load_text(kNormalise);
+  canary::Model exact_model = exact_rt.load_text(model.text), symbolic_model = symbolic_rt.load_text(model.text);
+  canary::Model untiled_model = untiled_rt.load_text(model.text);
   canary::Session exact = exact_model.session(), symbolic = symbolic_model.session();
-  canary::Session untiled = untiled_model.session(), plain = plain_rt.load_text(kNormalise).session();
-  const NamedTensors in = inputs(rows, cols);
+  canary::Session untiled = untiled_model.session(), plain = plain_rt.load_text(model.text).session();
+  const NamedTensors in = model.inputs(rows, cols);
   for (int i = 0; i < 3; ++i) exact.run(in);
   // Two other row counts make R symbolic; then the timed shape runs compiled.
   for (canary::Session* s : {&symbolic, &untiled}) {
-    for (int i = 0; i < 4; ++i) s->run(inputs(rows + 1 + i % 2, cols));
+    for (int i = 0; i < 4; ++i) s->run(model.inputs(rows + 1 + i % 2, cols));
     for (int i = 0; i < 3; ++i) s->run(in);
   }
   const canary::Tensor want = plain.run(in).at("y");
@@ -81,7 +105,7 @@ void row(const char* isa, std::int64_t cols, const Args& args) {
   canary::bench::rotating_samples(sessions, in, args.rounds, calls, samples);
   const double e = median(samples[0]), s = median(samples[1]), u = median(samples[2]), p = median(samples[3]);
   const double per_ns = 1e6 / static_cast<double>(kElements);
-  std::printf("| %s | [%lld, %lld] | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f | %.1f | %.1e |\n", isa,
+  std::printf("| %s | %s | [%lld, %lld] | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f | %.1f | %.1e |\n", model.name, isa,
               static_cast<long long>(rows), static_cast<long long>(cols), e, s, u, p, s * per_ns, u * per_ns, u / s,
               p / s, diff);
 }
@@ -91,10 +115,13 @@ void row(const char* isa, std::int64_t cols, const Args& args) {
 int main(int argc, char** argv) {
   canary::bench::run_on_one_thread(argv);
   const Args args = canary::bench::parse_round_args(argc, argv, {9, 15.0});
-  std::printf("| isa | x | exact ms | symbolic ms | symbolic untiled ms | interp ms | symbolic ns/elem | untiled ns/elem | "
+  std::printf("| model | isa | x | exact ms | symbolic ms | symbolic untiled ms | interp ms | symbolic ns/elem | untiled ns/elem | "
               "untiled/symbolic | interp/symbolic | max|diff| |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  const BenchModel normalise{"normalise", kNormalise, normalise_inputs}, scaled{"per-row scale", kScaled, scaled_inputs};
   for (const char* isa : {"avx512", "avx2"})
-    for (std::int64_t cols : {5, 7, 8, 12, 20, 100, 16, 64, 1024}) row(isa, cols, args);
+    for (std::int64_t cols : {5, 7, 8, 12, 20, 100, 16, 64, 1024}) row(normalise, isa, cols, args);
+  for (const char* isa : {"avx512", "avx2"})
+    for (std::int64_t cols : {5, 12, 20, 100, 1024}) row(scaled, isa, cols, args);
   return 0;
 }

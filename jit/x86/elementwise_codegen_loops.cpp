@@ -1,7 +1,8 @@
 // The body of an emitted elementwise kernel: the row loop over the
 // flattened (i0, i1) space with per-row input and output pointers, the d2
-// loop as an (optionally unrolled) vector main loop plus a masked (AVX-512)
-// or one-lane (AVX2, scalar) tail, and the non-finite and range value canaries.
+// loop as an (optionally unrolled) vector main loop plus one masked vector
+// for the tail (a k-mask on AVX-512, vmaskmovps on AVX2; a one-lane loop on
+// the scalar tier), and the non-finite and range value canaries.
 #include <cstddef>
 #include <optional>
 
@@ -15,9 +16,13 @@ namespace ax = asmjit::x86;
 // How one evaluation of the DAG touches memory.
 enum class Lanes {
   Full,    // a whole tier vector
-  Masked,  // an AVX-512 vector under the tail mask
-  Single,  // lane 0 of an xmm register
+  Masked,  // the first d2 - i lanes of a tier vector: AVX-512 k-mask, AVX2 vmaskmovps
+  Single,  // lane 0 of an xmm register (the scalar tier)
 };
+
+// 8 lanes set then 8 clear: the AVX2 tail mask of r lanes is the 8 dwords
+// from element 8 - r.
+constexpr std::int32_t kAvx2TailMasks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
 // Unroll the vector loop by 2 when the DAG is at most this many arithmetic nodes.
 constexpr int kUnrollMaxNodes = 8;
@@ -47,6 +52,8 @@ class KernelEmitter {
   bool emit_d2_loops(std::string& error);
   bool emit_vector_loop(int unroll, std::string& error);
   bool emit_masked_tail(std::string& error);
+  void set_tail_mask(const ax::Gp& rem);
+  void mask_lanes(Lanes lanes, const ax::Vec& v);
   bool emit_lane_loop(std::string& error);
   bool emit_body(Lanes lanes, int offset, std::string& error);
   void check_non_finite(Lanes lanes, const ax::Vec& v);
@@ -69,7 +76,8 @@ class KernelEmitter {
   ax::Gp inputs_, outputs_, strides_, row_, row_end_, i0_, i1_, d1_, d2_, i_, flag_;
   std::vector<ax::Gp> in_ptr_, out_ptr_;
   std::vector<ax::Vec> broadcast_;
-  ax::KReg tail_mask_;
+  ax::KReg tail_mask_;   // AVX-512
+  ax::Vec tail_vmask_;   // AVX2: all ones in the tail's lanes
   ax::Vec acc_;
   // Range canary: the vector lanes' largest excursion beyond their range
   // (positive when some element was outside), and the one-lane bodies' flag.
@@ -147,9 +155,16 @@ void KernelEmitter::check_non_finite(Lanes lanes, const ax::Vec& v) {
     return;
   }
   ax::Vec t = vec_ctx_.new_vec("nf");
-  if (lanes == Lanes::Masked) cc_.k(tail_mask_).z().vsubps(t, v, v);
+  if (lanes == Lanes::Masked && isa_ == Isa::Avx512) cc_.k(tail_mask_).z().vsubps(t, v, v);
   else cc_.vsubps(t, v, v);
+  mask_lanes(lanes, t);
   cc_.vorps(acc_, acc_, t);
+}
+
+// AVX2 tail: clears the lanes past the tail in v (what they computed from
+// the zeros their loads gave must not reach a canary).
+void KernelEmitter::mask_lanes(Lanes lanes, const ax::Vec& v) {
+  if (lanes == Lanes::Masked && isa_ == Isa::Avx2) cc_.vandps(v, v, tail_vmask_);
 }
 
 bool KernelEmitter::has_ranges() const {
@@ -182,7 +197,7 @@ void KernelEmitter::check_range(Lanes lanes, const ax::Vec& v, const ValueRange&
   }
   ax::Vec above = vec_ctx_.new_vec("rabove"), below = vec_ctx_.new_vec("rbelow");
   cc_.vmovups(below, vec_ctx_.constant(range.lo));
-  if (lanes == Lanes::Masked) {
+  if (lanes == Lanes::Masked && isa_ == Isa::Avx512) {
     cc_.k(tail_mask_).z().vsubps(above, v, vec_ctx_.constant(range.hi));
     cc_.k(tail_mask_).z().vsubps(below, below, v);
   } else {
@@ -190,6 +205,7 @@ void KernelEmitter::check_range(Lanes lanes, const ax::Vec& v, const ValueRange&
     cc_.vsubps(below, below, v);
   }
   cc_.vmaxps(above, above, below);
+  mask_lanes(lanes, above);
   cc_.vmaxps(range_acc_, above, range_acc_);
 }
 
@@ -201,6 +217,7 @@ bool KernelEmitter::emit_body(Lanes lanes, int offset, std::string& error) {
     ax::Vec v = ctx.new_vec("in");
     const ax::Mem at = element(in_ptr_[k], offset, lanes);
     if (lanes == Lanes::Single) cc_.vmovss(v.xmm(), at);
+    else if (lanes == Lanes::Masked && isa_ == Isa::Avx2) cc_.vmaskmovps(v, tail_vmask_, at);
     else if (lanes == Lanes::Masked) cc_.k(tail_mask_).z().vmovups(v, at);
     else cc_.vmovups(v, at);
     return v;
@@ -212,6 +229,7 @@ bool KernelEmitter::emit_body(Lanes lanes, int offset, std::string& error) {
     const ax::Vec& v = values[spec_.outputs[k]];
     const ax::Mem at = element(out_ptr_[k], offset, lanes);
     if (lanes == Lanes::Single) cc_.vmovss(at, v.xmm());
+    else if (lanes == Lanes::Masked && isa_ == Isa::Avx2) cc_.vmaskmovps(at, tail_vmask_, v);
     else if (lanes == Lanes::Masked) cc_.k(tail_mask_).vmovups(at, v);
     else cc_.vmovups(at, v);
     if (spec_.check_non_finite && !checked[spec_.outputs[k]]) check_non_finite(lanes, v);
@@ -251,26 +269,42 @@ bool KernelEmitter::emit_vector_loop(int unroll, std::string& error) {
   return true;
 }
 
-// The AVX-512 tail: the remaining d2 - i (< 16) lanes under a k-mask.
+// The tail: the remaining d2 - i (< lanes) elements as one vector whose
+// other lanes are neither loaded (they read as 0) nor stored, so rows of
+// any length end with one body instead of up to 7 one-lane ones on AVX2.
 bool KernelEmitter::emit_masked_tail(std::string& error) {
   if (known_d2_ && *known_d2_ % lanes_ == 0) return true;
   asmjit::Label done = cc_.newLabel();
-  ax::Gp rem = cc_.newIntPtr("rem"), bits = cc_.newIntPtr("mask");
+  ax::Gp rem = cc_.newIntPtr("rem");
   cc_.mov(rem, d2_);
   cc_.sub(rem, i_);
   cc_.jz(done);
-  cc_.mov(bits, 1);
-  cc_.shl(bits, rem.r8());
-  cc_.dec(bits);
-  cc_.kmovw(tail_mask_, bits.r32());
+  set_tail_mask(rem);
   if (!emit_body(Lanes::Masked, 0, error)) return false;
   cc_.bind(done);
   return true;
 }
 
-// while (i < d2) { one-lane body; ++i }: the AVX2 tail and the scalar tier.
+// The mask of the first `rem` (1 .. lanes - 1) lanes: a k-register of rem
+// low bits (AVX-512), or the 8 dwords of kAvx2TailMasks from 8 - rem.
+void KernelEmitter::set_tail_mask(const ax::Gp& rem) {
+  ax::Gp t = cc_.newIntPtr("mask");
+  if (isa_ == Isa::Avx512) {
+    cc_.mov(t, 1);
+    cc_.shl(t, rem.r8());
+    cc_.dec(t);
+    cc_.kmovw(tail_mask_, t.r32());
+    return;
+  }
+  ax::Gp table = cc_.newIntPtr("mask_table");
+  cc_.lea(table, cc_.newConst(asmjit::ConstPoolScope::kLocal, kAvx2TailMasks, sizeof(kAvx2TailMasks)));
+  cc_.mov(t, 8);
+  cc_.sub(t, rem);
+  cc_.vmovdqu(tail_vmask_, ax::ymmword_ptr(table, t, 2));
+}
+
+// while (i < d2) { one-lane body; ++i }: the scalar tier.
 bool KernelEmitter::emit_lane_loop(std::string& error) {
-  if (known_d2_ && isa_ != Isa::Scalar && *known_d2_ % lanes_ == 0) return true;
   asmjit::Label top = cc_.newLabel(), done = cc_.newLabel();
   cc_.bind(top);
   cc_.cmp(i_, d2_);
@@ -288,7 +322,7 @@ bool KernelEmitter::emit_d2_loops(std::string& error) {
   if (isa_ == Isa::Scalar) return emit_lane_loop(error);
   if (small_dag() && !emit_vector_loop(2, error)) return false;
   if (!emit_vector_loop(1, error)) return false;
-  return isa_ == Isa::Avx512 ? emit_masked_tail(error) : emit_lane_loop(error);
+  return emit_masked_tail(error);
 }
 
 // result = 1 when any output seen was NaN or Inf, else 0.
@@ -331,6 +365,7 @@ bool KernelEmitter::emit(std::string& error) {
   i_ = cc_.newIntPtr("i");
   flag_ = cc_.newGpd("flag");
   tail_mask_ = cc_.newKw("tail");
+  if (isa_ == Isa::Avx2) tail_vmask_ = cc_.newYmm("tail");
   cc_.xor_(flag_, flag_);
   if (spec_.check_non_finite && isa_ != Isa::Scalar) {
     acc_ = vec_ctx_.new_vec("nf_acc");

@@ -7,7 +7,8 @@
 namespace canary::jit::x86 {
 
 // Avx512: zmm, 16 lanes, k-mask tails (needs AVX512 F, DQ, BW, VL).
-// Avx2: ymm, 8 lanes, scalar tails (needs AVX2 and FMA).
+// Avx2: ymm, 8 lanes, vmaskmovps tails in elementwise kernels, one-lane
+// tails in row kernels (needs AVX2 and FMA).
 // Scalar: one lane at a time in xmm registers with the same VEX instructions
 // (needs AVX2 and FMA); used for tiny loops and forced for testing.
 // A CPU without AVX2+FMA gets no compiled code: the interpreter runs.

@@ -214,10 +214,12 @@ DifferentialRunner::DifferentialRunner() : interpreter_(interpreter_options()) {
 // The JIT runtime for the options' threshold, canaries and fault injection (created once).
 const Runtime& DifferentialRunner::jit_runtime(const HarnessOptions& options) {
   std::string key = std::to_string(options.hot_threshold) + (options.value_canaries ? "+canaries:" : ":") +
-                    options.fault_injection;
+                    options.isa + ":" + options.fault_injection;
   auto& slot = jit_[key];
   if (!slot) {
-    slot = std::make_unique<Runtime>(jit_options(options.hot_threshold, options.value_canaries, options.fault_injection));
+    Options o = jit_options(options.hot_threshold, options.value_canaries, options.fault_injection);
+    o.jit.isa = options.isa;
+    slot = std::make_unique<Runtime>(o);
   }
   return *slot;
 }

@@ -35,6 +35,7 @@ struct HarnessOptions {
   ValueOptions values;
   std::string fault_injection;          // JitOptions::fault_injection of the JIT runtime
   bool identical_to_interpreter = false;  // JIT results must equal the interpreter's bit for bit
+  std::string isa = "auto";             // JitOptions::isa of the JIT runtime
 };
 
 // What one graph's run found.

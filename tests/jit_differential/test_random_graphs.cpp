@@ -44,11 +44,15 @@ std::vector<std::uint64_t> suite_seeds(std::uint64_t first, std::size_t count) {
   return seeds;
 }
 
-// The harness settings of a seed: hot threshold 1 or 2, value canaries on a quarter of the graphs.
+// The harness settings of a seed: hot threshold 1 or 2, value canaries on a
+// quarter of the graphs, and the vector tiers in turn (the host's best, AVX2,
+// scalar: every tier the JIT may pick on some machine).
 HarnessOptions options_for(std::uint64_t seed) {
   HarnessOptions o;
   o.hot_threshold = seed % 2 == 0 ? 1 : 2;
   o.value_canaries = seed % 4 == 3;
+  static const char* const kIsas[] = {"auto", "avx2", "scalar"};
+  o.isa = kIsas[seed % 3];
   return o;
 }
 
