@@ -53,6 +53,7 @@ class KernelEmitter {
   bool emit_vector_loop(int unroll, std::string& error);
   bool emit_masked_tail(std::string& error);
   void set_tail_mask(const ax::Gp& rem);
+  void hoist_tail_mask();
   void mask_lanes(Lanes lanes, const ax::Vec& v);
   bool emit_lane_loop(std::string& error);
   bool emit_body(Lanes lanes, int offset, std::string& error);
@@ -71,7 +72,7 @@ class KernelEmitter {
   std::vector<bool> live_;
   std::vector<bool> input_used_;  // read by a live Input node
   VecContext vec_ctx_;   // tier width
-  VecContext lane_ctx_;  // one lane (xmm), for the AVX2 tail and the scalar tier
+  VecContext lane_ctx_;  // one lane (xmm), for the scalar tier
   std::optional<std::int64_t> known_d2_;
   ax::Gp inputs_, outputs_, strides_, row_, row_end_, i0_, i1_, d1_, d2_, i_, flag_;
   std::vector<ax::Gp> in_ptr_, out_ptr_;
@@ -279,10 +280,22 @@ bool KernelEmitter::emit_masked_tail(std::string& error) {
   cc_.mov(rem, d2_);
   cc_.sub(rem, i_);
   cc_.jz(done);
-  set_tail_mask(rem);
+  if (isa_ != Isa::Avx512) set_tail_mask(rem);  // AVX-512: once per call, hoist_tail_mask
   if (!emit_body(Lanes::Masked, 0, error)) return false;
   cc_.bind(done);
   return true;
+}
+
+// Every row's tail has d2 % 16 lanes (the vector loops stop at the last
+// multiple of 16), so the AVX-512 k-mask is set once per call, before the
+// row loop (one of the seven write-mask k-registers; AVX2's ymm mask is loaded per row,
+// where a register held across the loop would crowd the DAG's sixteen).
+void KernelEmitter::hoist_tail_mask() {
+  if (isa_ != Isa::Avx512 || (known_d2_ && *known_d2_ % lanes_ == 0)) return;
+  ax::Gp rem = cc_.newIntPtr("rem");
+  cc_.mov(rem, d2_);
+  cc_.and_(rem, lanes_ - 1);
+  set_tail_mask(rem);
 }
 
 // The mask of the first `rem` (1 .. lanes - 1) lanes: a k-register of rem
@@ -385,6 +398,7 @@ bool KernelEmitter::emit(std::string& error) {
   cc_.jge(exit_label);
   find_used_inputs();
   load_arguments(args, exit_label);
+  hoist_tail_mask();
   split_first_row();
   for (std::uint16_t k = 0; k < spec_.num_inputs; ++k) {
     in_ptr_.push_back(cc_.newIntPtr("in"));
