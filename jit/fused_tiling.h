@@ -2,8 +2,8 @@
 // space row by row: per row it sets up each input's pointer and finishes
 // with a masked tail. When rows are a few floats long (x f32[R, 5] with a
 // per-channel bias f32[5]), that set-up costs more than the elements:
-// bench/jit/short_rows.cpp measures 2.7x the time per element at 5 floats a
-// row against long rows on AVX-512, 3.9x on AVX2.
+// bench/jit/short_rows.cpp measures 2.6x the time per element at 5 floats a
+// row against long rows on AVX-512, 2.2x on AVX2.
 //
 // When every input either runs densely over the whole space or repeats with
 // the row (stride 0 along d0 and d1, such as the bias), the same space can be
