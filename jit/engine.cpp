@@ -253,7 +253,7 @@ bool Engine::budget_allows(Anchor& a, vm::AnchorId anchor, Clock::time_point now
 
 bool Engine::side_recording_wanted(vm::AnchorId anchor, vm::Pc pc) const {
   const Anchor& a = *anchors_[anchor.index];
-  if (a.side_wanted.load(std::memory_order_relaxed) != pc) return false;
+  if (!a.side_requested(pc)) return false;
   return to_ns(Clock::now()) >= a.penalty_until_ns.load(std::memory_order_relaxed);
 }
 
@@ -262,10 +262,9 @@ bool Engine::claim_side_recording(vm::AnchorId anchor, vm::Pc pc) {
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
   const Clock::time_point now = Clock::now();
-  if (a.side_wanted.load(std::memory_order_relaxed) != pc || !can_compile(a, now) || !budget_allows(a, anchor, now))
-    return false;
+  if (!a.side_requested(pc) || !can_compile(a, now) || !budget_allows(a, anchor, now)) return false;
   a.recording = true;
-  a.side_wanted.store(vm::kNoPc, std::memory_order_relaxed);
+  a.withdraw_side(pc);
   return true;
 }
 
@@ -275,7 +274,7 @@ void Engine::submit(vm::AnchorId anchor, std::optional<Trace> trace, std::uint64
   a.recording = false;
   if (!trace) {
     // The run failed before the region ended: try another call.
-    if (side_pc != vm::kNoPc) a.side_wanted.store(side_pc, std::memory_order_relaxed);
+    if (side_pc != vm::kNoPc) a.request_side(side_pc);
     else a.wants_recording = true;
     return;
   }
@@ -337,7 +336,7 @@ void Engine::drop_trace(Anchor& a, vm::AnchorId anchor, const Trace& trace, std:
   a.penalty_until = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(kBasePenaltyMs));
   a.penalty_until_ns.store(to_ns(a.penalty_until), std::memory_order_relaxed);
   if (trace.side) {
-    a.side_wanted.store(trace.start_pc, std::memory_order_relaxed);
+    a.request_side(trace.start_pc);
     return;
   }
   if (trace.end == TraceEnd::Cut) a.cut_at = trace.end_pc;
@@ -748,7 +747,7 @@ void Engine::drop_side(Anchor& a, const CompiledTrace& trace, const std::string&
 }
 
 void Engine::request_side_trace(Anchor& a, vm::AnchorId anchor, vm::Pc pc, std::string decision, std::uint64_t call) {
-  a.side_wanted.store(pc, std::memory_order_relaxed);
+  a.request_side(pc);
   ++totals_.retraces;
   Event e = event(EventKind::Retrace, anchor, call);
   e.pc = pc;
@@ -765,7 +764,7 @@ void Engine::on_side_refused(vm::AnchorId anchor, const CompiledTrace& refused, 
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
   if (e) events_.add(std::move(*e));
-  if (a.recording || a.compiling || a.side_wanted.load(std::memory_order_relaxed) == plan.start_pc ||
+  if (a.recording || a.compiling || a.side_requested(plan.start_pc) ||
       refused.exit_count(guard) < kRetraceAfterFailures || !wants_side_trace(a, plan.start_pc))
     return;
   request_side_trace(a, anchor, plan.start_pc,
@@ -798,7 +797,7 @@ void Engine::on_exit(vm::AnchorId anchor, const CompiledTrace& trace, std::uint3
     case ExitKind::Branch:
       // Asked for already, or side traces start here and refused this exit
       // (on_side_refused learns from that).
-      if (a.side_wanted.load(std::memory_order_relaxed) == x.pc || has_side_trace_at(a, x.pc)) break;
+      if (a.side_requested(x.pc) || has_side_trace_at(a, x.pc)) break;
       if (wants_side_trace(a, x.pc)) {
         request_side_trace(a, anchor, x.pc,
                            "branch at pc " + std::to_string(x.pc) + " of trace " + std::to_string(trace.id()) +

@@ -29,10 +29,34 @@ struct Engine::Anchor {
   // an exit of any trace of the anchor that resumes at a side trace's start
   // pc may continue in it. Published like `list`, under the same version.
   std::shared_ptr<const VariantList> sides = std::make_shared<const VariantList>();
-  // The pc a side trace should be recorded from (kNoPc: none wanted); read
-  // without the lock by sessions at their exits.
-  // The latest request wins: one that no exit takes up blocks nothing.
-  std::atomic<vm::Pc> side_wanted{vm::kNoPc};
+  // Pcs side traces should be recorded from (kNoPc: a free slot); read
+  // without the lock by sessions at their exits, written under it. Several
+  // at once, so exits at two branches that take turns do not displace each
+  // other's requests (each would find the other's pc and never record);
+  // when every slot is taken the oldest request goes, so one that no exit
+  // takes up blocks nothing for long.
+  static constexpr std::size_t kSideRequests = 4;
+  std::atomic<vm::Pc> side_wanted[kSideRequests] = {vm::kNoPc, vm::kNoPc, vm::kNoPc, vm::kNoPc};
+  std::size_t oldest_side_request = 0;  // the slot a request overwrites when none is free
+  bool side_requested(vm::Pc pc) const {
+    for (const auto& w : side_wanted)
+      if (w.load(std::memory_order_relaxed) == pc) return true;
+    return false;
+  }
+  void request_side(vm::Pc pc) {
+    if (side_requested(pc)) return;
+    for (auto& w : side_wanted)
+      if (w.load(std::memory_order_relaxed) == vm::kNoPc) {
+        w.store(pc, std::memory_order_relaxed);
+        return;
+      }
+    side_wanted[oldest_side_request].store(pc, std::memory_order_relaxed);
+    oldest_side_request = (oldest_side_request + 1) % kSideRequests;
+  }
+  void withdraw_side(vm::Pc pc) {
+    for (auto& w : side_wanted)
+      if (w.load(std::memory_order_relaxed) == pc) w.store(vm::kNoPc, std::memory_order_relaxed);
+  }
   // Pcs where a side trace could not be built (nothing compilable there, or
   // its compile failed): their exits cut the trace instead. Cleared by each
   // refill period, so a side trace is tried again later.

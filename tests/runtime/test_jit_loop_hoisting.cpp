@@ -164,6 +164,7 @@ graph main(xs: f32[T, N, 3], h0: f32[N, 2], wx: f32[2, 3], bx: f32[2], bh: f32[2
   CHECK(log.find("loop-invariant steps hoisted") != std::string::npos);
   CHECK(log.find("left at branch") != std::string::npos);
   CHECK(s.stats().jit.deopts > 0);
+  CHECK(s.stats().jit.side_trace_entries > 0);
 }
 
 TEST_CASE("jit: a hoisted result read by the fused group that then reuses its register", "[unit][jit][api][hoisting]") {

@@ -212,3 +212,50 @@ graph main(h0: f32[N, 4], steps: i64[], k: i64[]) -> (h_last, hs) {
   REQUIRE(rnn->side_traces.size() == 1);
   CHECK(!rnn->side_traces[0].loop);
 }
+
+// Two Ifs on flags the caller passes: the trace records both then-branches.
+const char* kTwoBranches = R"(canary v1
+graph main(x: f32[N, 4], a: bool[], b: bool[]) -> (y) {
+  const two: f32[] = [2]
+  u: f32[N, 4] = If(a) {
+    else_branch = graph a_else() -> (z) {
+      z = Sub(x, two)
+    },
+    then_branch = graph a_then() -> (z) {
+      z = Mul(x, two)
+    }
+  } "first"
+  y: f32[N, 4] = If(b) {
+    else_branch = graph b_else() -> (w) {
+      w = Neg(u)
+    },
+    then_branch = graph b_then() -> (w) {
+      w = Add(u, x)
+    }
+  } "second"
+}
+)";
+
+TEST_CASE("jit: exits at two branches that take turns each get a side trace", "[unit][jit][api][side]") {
+  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  auto model = rt.load_text(kTwoBranches);
+  auto s = model.session();
+  auto p = plain_rt.load_text(kTwoBranches).session();
+  auto call = [&](bool a, bool b, std::uint32_t seed) {
+    const NamedTensors in{{"x", random_tensor({3, 4}, seed)},
+                          {"a", Tensor::scalar<bool>(a)},
+                          {"b", Tensor::scalar<bool>(b)}};
+    CHECK(bit_identical(s.run(in).at("y"), p.run(in).at("y")));
+  };
+  call(true, true, 1);  // hot: recorded through both then-branches
+  call(true, true, 2);
+  // The exits alternate between the first branch and the second: each
+  // request must survive the other's exits until one takes it up.
+  for (std::uint32_t i = 0; i < 8; ++i) call(i % 2 == 0 ? false : true, i % 2 == 0, 10 + i);
+  INFO(event_messages(model));
+  REQUIRE(side_traces(model).size() == 2);
+  const std::uint64_t deopts = s.stats().jit.deopts, entries = s.stats().jit.side_trace_entries;
+  for (std::uint32_t i = 0; i < 6; ++i) call(i % 2 == 0 ? false : true, i % 2 == 0, 30 + i);
+  CHECK(s.stats().jit.deopts == deopts);
+  CHECK(s.stats().jit.side_trace_entries == entries + 6);
+}
