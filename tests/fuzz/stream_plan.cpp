@@ -22,6 +22,8 @@ differential::HarnessOptions decode_options(std::uint8_t flags) {
   o.hot_threshold = (flags & 1) ? 2 : 1;
   o.value_canaries = (flags & 2) != 0;
   o.values.non_finite_fraction = (flags & 4) ? 0.05 : 0.0;
+  static const char* const kIsas[] = {"auto", "avx2", "scalar", "auto"};
+  o.isa = kIsas[(flags >> 3) & 3];
   return o;
 }
 
@@ -38,7 +40,8 @@ StreamCall apply_step(FuzzByteReader& in, Step step, const StreamCall& prev, con
 }  // namespace
 
 std::string describe_plan(const StreamPlan& plan, const differential::RandomGraph& graph) {
-  std::string s = "hot threshold " + std::to_string(plan.options.hot_threshold) + ", value canaries " +
+  std::string s = "isa " + plan.options.isa + ", hot threshold " + std::to_string(plan.options.hot_threshold) +
+                  ", value canaries " +
                   (plan.options.value_canaries ? "on" : "off") + ", non-finite " +
                   std::to_string(plan.options.values.non_finite_fraction) + ":";
   for (std::size_t i = 0; i < plan.calls.size(); ++i)

@@ -149,6 +149,17 @@ TEST_CASE("fuzz checks: a graph_stream plan runs every call and the JIT compiles
   CHECK(report.calls == 3);
   CHECK(report.count(canary::EventKind::Compiled) > 0);
   CHECK(judge_report(report).verdict == FuzzVerdict::Accepted);
-  CHECK(describe_plan(plan, graph).find("hot threshold 1, value canaries off") == 0);
+  CHECK(describe_plan(plan, graph).find("isa auto, hot threshold 1, value canaries off") == 0);
   CHECK(describe_plan(plan, graph).find(" | N=5") != std::string::npos);
+}
+
+TEST_CASE("fuzz checks: the flags byte picks the vector tier", "[fuzz][unit]") {
+  const auto isa_of = [](std::uint8_t flags) {
+    return decode_stream_plan(std::string("\x03\0\0\0\0\0\0\0", 8) + std::string(1, static_cast<char>(flags))).options.isa;
+  };
+  CHECK(isa_of(0x00) == "auto");
+  CHECK(isa_of(0x08) == "avx2");
+  CHECK(isa_of(0x10) == "scalar");
+  CHECK(isa_of(0x18) == "auto");
+  CHECK(isa_of(0x0B) == "avx2");  // with the other flags set
 }
