@@ -236,7 +236,7 @@ graph main(x: f32[N, 4], a: bool[], b: bool[]) -> (y) {
 }
 )";
 
-TEST_CASE("jit: exits at two branches that take turns each get a side trace", "[unit][jit][api][side]") {
+TEST_CASE("jit: exits at two branches that take turns each get a side trace, and chain", "[unit][jit][api][side]") {
   canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
   auto model = rt.load_text(kTwoBranches);
   auto s = model.session();
@@ -258,4 +258,10 @@ TEST_CASE("jit: exits at two branches that take turns each get a side trace", "[
   for (std::uint32_t i = 0; i < 6; ++i) call(i % 2 == 0 ? false : true, i % 2 == 0, 30 + i);
   CHECK(s.stats().jit.deopts == deopts);
   CHECK(s.stats().jit.side_trace_entries == entries + 6);
+  // Both else-branches: the main trace exits at the first If into the side
+  // trace from there, which exits at the second If into the side trace from
+  // that pc (recorded after a then-branch; its guards hold either way).
+  for (std::uint32_t i = 0; i < 3; ++i) call(false, false, 40 + i);
+  CHECK(s.stats().jit.deopts == deopts);
+  CHECK(s.stats().jit.side_trace_entries == entries + 6 + 2 * 3);
 }
