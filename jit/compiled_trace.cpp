@@ -77,6 +77,48 @@ std::uint32_t call_fused_tiled(FusedFn fn, const FusedArgs& args, const Collapse
   return canaries;
 }
 
+// Tiled with per-row inputs: `per_element` (every input read per element)
+// runs chunks of kTilesPerChunk tiles, each with the per-row inputs expanded
+// for its rows and the dense inputs and outputs offset to its first tile;
+// the rows left over run `fn` in the original layout.
+std::uint32_t call_fused_tiled_per_row(FusedFn fn, FusedFn per_element, const FusedArgs& args,
+                                       const CollapsedLayout& layout, const RowTiling& tiling,
+                                       std::size_t num_inputs, std::size_t num_outputs, TraceScratch& scratch) {
+  const float* tiled_inputs[kMaxFusedInputs];
+  std::copy_n(args.inputs, num_inputs, tiled_inputs);
+  fill_tile_buffers(tiling, num_inputs, tiled_inputs, scratch.tiles);
+  const CollapsedLayout tiled = tiled_layout(layout, tiling, num_inputs);
+  const std::int64_t chunk = std::min(kTilesPerChunk, tiling.tiles);
+  scratch.expanded.resize(static_cast<std::size_t>(tiling.per_row_count * (chunk * tiling.tile + kExpansionSlack)));
+  std::uint32_t canaries = 0;
+  for (std::int64_t first = 0; first < tiling.tiles; first += chunk) {
+    const std::int64_t count = std::min(chunk, tiling.tiles - first);
+    const float* inputs[kMaxFusedInputs];
+    float* outputs[kMaxFusedInputs];
+    for (std::size_t i = 0; i < num_inputs; ++i) {
+      if ((tiling.per_row >> i) & 1u) continue;  // expanded below
+      inputs[i] = (tiling.repeating >> i) & 1u ? tiled_inputs[i] : tiled_inputs[i] + first * tiling.tile;
+    }
+    expand_per_row_inputs(tiling, num_inputs, args.inputs, first, count, inputs, scratch.expanded.data());
+    for (std::size_t o = 0; o < num_outputs; ++o) outputs[o] = args.outputs[o] + first * tiling.tile;
+    FusedArgs a = args;
+    a.inputs = inputs;
+    a.outputs = outputs;
+    a.strides = tiled.strides;
+    a.dims[0] = 1;
+    a.dims[1] = count;
+    a.dims[2] = tiling.tile;
+    a.row_begin = 0;
+    a.row_end = count;
+    canaries |= per_element(&a);
+  }
+  FusedArgs rest = args;
+  rest.row_begin = tiling.rows_tiled;
+  rest.row_end = layout.dims[0] * layout.dims[1];
+  if (rest.row_begin < rest.row_end) canaries |= fn(&rest);
+  return canaries;
+}
+
 // Throws as a failing kernel would when fault injection ("kernel") makes this
 // compiled kernel call fail; the interpreter's own kernel calls never ask.
 void throw_if_kernel_fault(StepKind kind) {
@@ -421,10 +463,20 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
     args.outputs = outputs;
     args.strides = layout.strides;
     for (int d = 0; d < 3; ++d) args.dims[d] = layout.dims[d];
+    // Per-row inputs expand chunk by chunk on the calling thread, so a call
+    // large enough to split across threads runs row by row instead.
+    const FusedFn per_element = code_.fused_per_element[step.fused];
+    const bool threaded = ctx.threads > 1 && numel >= kParallelMinElements;
     const std::optional<RowTiling> tiling =
-        fs.tile_short_rows ? plan_row_tiling(layout, n) : std::optional<RowTiling>();
-    const std::uint32_t canaries = tiling ? call_fused_tiled(fn, args, layout, *tiling, n, scratch.tiles, ctx.threads)
-                                          : call_fused(fn, args, rows, numel, ctx.threads);
+        fs.tile_short_rows ? plan_row_tiling(layout, n, per_element && !threaded ? fs.per_row_max_row : 0)
+                           : std::nullopt;
+    std::uint32_t canaries = 0;
+    if (tiling && tiling->per_row != 0)
+      canaries = call_fused_tiled_per_row(fn, per_element, args, layout, *tiling, n, fs.outputs.size(), scratch);
+    else if (tiling)
+      canaries = call_fused_tiled(fn, args, layout, *tiling, n, scratch.tiles, ctx.threads);
+    else
+      canaries = call_fused(fn, args, rows, numel, ctx.threads);
     if (tiling) ++run.tiled_calls;
     if (canaries & kNonFiniteCanary) run.value_canary = true;
     if ((canaries & kRangeCanary) && !run.range_canary) {

@@ -35,6 +35,8 @@ struct TraceScratch {
   // Copies of the repeating inputs' rows for a fused call that tiles short
   // rows (fused_tiling.h); reused by every such call.
   std::vector<float> tiles;
+  // Per-row inputs expanded for one chunk of tiles (fused_tiling.h).
+  std::vector<float> expanded;
 };
 
 struct RunContext {
@@ -69,6 +71,7 @@ class CompiledTrace {
   struct Code {
     GuardFn guards = nullptr;
     std::vector<FusedFn> fused;              // per Plan::fused
+    std::vector<FusedFn> fused_per_element;  // per Plan::fused: its per_element_spec's kernel, or null
     std::vector<RowFn> rows;                 // per Plan::rows
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::size_t code_bytes = 0;

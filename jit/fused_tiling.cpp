@@ -27,13 +27,23 @@ std::uint32_t spanning_no_outer(const CollapsedLayout& layout, std::uint32_t all
 
 }  // namespace
 
-std::optional<RowTiling> plan_row_tiling(const CollapsedLayout& layout, std::size_t num_inputs) {
+std::int64_t max_row_with_per_row_inputs(const FusedElementwiseSpec& spec) {
+  for (const EwNode& n : spec.nodes)
+    if (ew_is_transcendental(n.op)) return kMaxPerRowTiledRowTranscendental;
+  return kMaxPerRowTiledRow;
+}
+
+std::optional<RowTiling> plan_row_tiling(const CollapsedLayout& layout, std::size_t num_inputs,
+                                         std::int64_t per_row_max_row) {
   const std::int64_t row = layout.dims[2];
   if (row < 1 || row >= kMaxTiledRow || row % kWidestVector == 0) return std::nullopt;
-  if (layout.inner_broadcast != 0 || num_inputs > kMaxFusedInputs) return std::nullopt;
+  if (num_inputs > kMaxFusedInputs || (layout.inner_broadcast != 0 && row > per_row_max_row)) return std::nullopt;
   const std::uint32_t all = (1u << num_inputs) - 1;
   const std::uint32_t dense = spanning_outer(layout, all), repeating = spanning_no_outer(layout, all);
   if ((dense | repeating) != all) return std::nullopt;
+  // One value per row: spans the outer dims (its value index is the row).
+  const std::uint32_t per_row = layout.inner_broadcast;
+  if ((per_row & ~dense) != 0) return std::nullopt;
   RowTiling t;
   t.row = row;
   const std::int64_t unit = std::lcm(row, kWidestVector);
@@ -42,8 +52,10 @@ std::optional<RowTiling> plan_row_tiling(const CollapsedLayout& layout, std::siz
   t.tiles = rows / rows_per_tile;
   if (t.tiles < 2) return std::nullopt;
   t.rows_tiled = t.tiles * rows_per_tile;
-  t.repeating = repeating;  // disjoint from dense: two tiles need an outer dim
+  t.repeating = repeating & ~per_row;  // disjoint from dense: two tiles need an outer dim
   t.repeating_count = __builtin_popcount(t.repeating);
+  t.per_row = per_row;
+  t.per_row_count = __builtin_popcount(per_row);
   return t;
 }
 
@@ -69,6 +81,31 @@ void fill_tile_buffers(const RowTiling& tiling, std::size_t num_inputs, const fl
     for (std::int64_t k = 0; k < tiling.tile; k += tiling.row) std::copy_n(inputs[i], tiling.row, at + k);
     inputs[i] = at;
     at += tiling.tile;
+  }
+}
+
+// Writes `n` rows of `row` copies of values[r] from out, four floats per
+// store: a row's last store may run into the next row, which the next
+// row's stores then overwrite, and past the end by up to 3 floats (the
+// buffer's slack, kExpansionSlack).
+void expand_rows(const float* values, std::int64_t n, std::int64_t row, float* out) {
+  using Quad = float __attribute__((vector_size(16)));
+  for (std::int64_t r = 0; r < n; ++r) {
+    const Quad q = {values[r], values[r], values[r], values[r]};
+    float* at = out + r * row;
+    for (std::int64_t k = 0; k < row; k += 4) __builtin_memcpy(at + k, &q, sizeof q);
+  }
+}
+
+void expand_per_row_inputs(const RowTiling& tiling, std::size_t num_inputs, const float* const* rows,
+                           std::int64_t first, std::int64_t count, const float** inputs, float* out) {
+  const std::int64_t rows_per_tile = tiling.tile / tiling.row;
+  const std::int64_t first_row = first * rows_per_tile, n = count * rows_per_tile;
+  for (std::size_t i = 0; i < num_inputs; ++i) {
+    if (!((tiling.per_row >> i) & 1u)) continue;
+    expand_rows(rows[i] + first_row, n, tiling.row, out);
+    inputs[i] = out;
+    out += count * tiling.tile + kExpansionSlack;
   }
 }
 

@@ -14,12 +14,21 @@
 // arguments); the rows that do not fill a whole tile run in the original
 // layout. Whether a call tiles is a cheap predicate on its run-time layout,
 // so a new shape costs a branch, not a compile.
+//
+// An input holding one value per row (x f32[R, 5] * r f32[R, 1]) changes
+// within a tile, and the kernel reads it as one broadcast value per row. A
+// group recorded with such inputs on short rows therefore also gets a
+// second kernel reading every input per element; a call that tiles runs it
+// on chunks of tiles, each per-row input expanded for the chunk into a
+// buffer that stays in cache (a row's vector otherwise does 5 lanes of work
+// in 16).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "jit/fused_kernel.h"
 #include "jit/plan_fusion.h"
 
 namespace canary::jit {
@@ -37,21 +46,48 @@ struct RowTiling {
   std::int64_t rows_tiled = 0;  // original rows the tiles cover (tiles * L / row)
   std::uint32_t repeating = 0;  // bit i: input i repeats with the row (read from a tile buffer)
   int repeating_count = 0;
+  std::uint32_t per_row = 0;    // bit i: input i holds one value per row (expanded per chunk)
+  int per_row_count = 0;
 };
 
-// The tiling of a collapsed layout of `num_inputs` inputs, or nullopt when
-// it does not apply: rows long enough, fewer than two tiles, an input holding
-// one value per row (inner broadcast) or spanning some but not all of the
-// outer dims.
-std::optional<RowTiling> plan_row_tiling(const CollapsedLayout& layout, std::size_t num_inputs);
+// Tiles per chunk of a call with per-row inputs: their expansion (a chunk's
+// floats per such input) stays in the L2 cache.
+inline constexpr std::int64_t kTilesPerChunk = 16;
 
-// The layout of the tiled call: dims (1, tiles, L); dense inputs advance by L
-// per row, repeating ones not at all.
+// Expanding a per-row input costs about a quarter store per element, which
+// pays on rows of up to 8 floats whatever the group computes, and on rows
+// under 32 when the group computes a transcendental (a wasted lane there
+// costs far more); on longer rows the tail wastes too few lanes
+// (bench/jit/short_rows.cpp).
+inline constexpr std::int64_t kMaxPerRowTiledRow = 8;
+inline constexpr std::int64_t kMaxPerRowTiledRowTranscendental = 31;
+// The longest row whose per-row inputs a group expands:
+// kMaxPerRowTiledRowTranscendental with a transcendental, else kMaxPerRowTiledRow.
+std::int64_t max_row_with_per_row_inputs(const FusedElementwiseSpec& spec);
+
+// The tiling of a collapsed layout of `num_inputs` inputs, or nullopt when
+// it does not apply: rows long enough, fewer than two tiles, an input
+// spanning some but not all of the outer dims, or one holding one value per
+// row (inner broadcast) on rows longer than `per_row_max_row` (0: none; the
+// caller has the kernel that reads every input per element otherwise).
+std::optional<RowTiling> plan_row_tiling(const CollapsedLayout& layout, std::size_t num_inputs,
+                                         std::int64_t per_row_max_row = 0);
+
+// The layout of the tiled call: dims (1, tiles, L); dense and per-row
+// (expanded) inputs advance by L per row, repeating ones not at all.
 CollapsedLayout tiled_layout(const CollapsedLayout& layout, const RowTiling& tiling, std::size_t num_inputs);
 
 // Fills `buffer` with L / row copies of each repeating input's row (in input
 // order) and points those inputs at their copy.
 void fill_tile_buffers(const RowTiling& tiling, std::size_t num_inputs, const float** inputs,
                        std::vector<float>& buffer);
+
+// Per-row inputs for the tiles [first, first + count): each expanded into
+// `out` (count * L + kExpansionSlack floats per input, in input order) with
+// every original row's value repeated `row` times; `rows` holds each
+// input's per-row base pointer, `inputs` is pointed at the expansions.
+inline constexpr std::int64_t kExpansionSlack = 4;
+void expand_per_row_inputs(const RowTiling& tiling, std::size_t num_inputs, const float* const* rows,
+                           std::int64_t first, std::int64_t count, const float** inputs, float* out);
 
 }  // namespace canary::jit

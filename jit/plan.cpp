@@ -181,11 +181,19 @@ bool build_fused(const vm::Program& program, const Trace& trace, const Group& g,
     }
   // Exact dims are baked into the kernel unless the recorded layout tiles
   // (the tiled call passes other dims); symbolic kernels may tile any call.
+  const std::optional<RowTiling> recorded_tiling =
+      options.short_row_tiles ? plan_row_tiling(layout, spans.size(), max_row_with_per_row_inputs(spec))
+                              : std::nullopt;
   out.tile_short_rows = options.short_row_tiles;
   if (options.tier == Tier::ExactFused) {
     out.exact_layout = std::array{layout.dims[0], layout.dims[1], layout.dims[2]};
-    out.tile_short_rows = options.short_row_tiles && plan_row_tiling(layout, spans.size()).has_value();
+    out.tile_short_rows = recorded_tiling.has_value();
     if (!out.tile_short_rows) spec.exact_dims = out.exact_layout;
+  }
+  if (recorded_tiling && recorded_tiling->per_row != 0) {
+    out.per_element_spec = spec;
+    out.per_element_spec->inner_broadcast.assign(spec.inner_broadcast.size(), false);
+    out.per_row_max_row = max_row_with_per_row_inputs(spec);
   }
   for (vm::RegId r : out.outputs) {
     bool alias = false;

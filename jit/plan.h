@@ -78,6 +78,12 @@ struct FusedStep {
   // Calls whose rows are short run as long tiles (fused_tiling.h); the
   // kernel then reads its dims from its arguments.
   bool tile_short_rows = false;
+  // Recorded with inputs holding one value per row on short rows: the same
+  // group with every input read per element, which tiled calls run with
+  // those inputs expanded (fused_tiling.h), on rows of up to
+  // per_row_max_row floats.
+  std::optional<FusedElementwiseSpec> per_element_spec;
+  std::int64_t per_row_max_row = 0;
   // Non-adjacent fusion moved the earlier members to the last one's place
   // (plan_groups.h): the step runs, and its exits resume, at the last pc.
   bool sunk = false;

@@ -22,6 +22,7 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
       // A symbolic group decides per call; an exact one was decided here.
       if (f.tile_short_rows && f.exact_layout)
         os << " (rows of " << (*f.exact_layout)[2] << " floats run as long tiles)";
+      if (f.per_element_spec) os << " (with a per-element kernel for tiles of its per-row inputs)";
       os << ", " << f.inputs.size() << " inputs, " << f.outputs.size() << " outputs: " << f.spec.key();
       break;
     }

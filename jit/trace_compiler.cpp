@@ -31,6 +31,18 @@ std::shared_ptr<const CompiledTrace> compile_plan(std::uint32_t id, std::shared_
     code.fused.push_back(k.fn);
     code.code_bytes += k.code_bytes;
     code.keep_alive.push_back(k.code);
+    FusedFn per_element = nullptr;
+    if (plan.fused[i].per_element_spec) {
+      x86::CompiledElementwise e = x86::compile_elementwise(*plan.fused[i].per_element_spec, isa, cache, error);
+      if (!e.fn) {
+        error = "fused group " + std::to_string(i) + ", per-element kernel: " + error;
+        return nullptr;
+      }
+      per_element = e.fn;
+      code.code_bytes += e.code_bytes;
+      code.keep_alive.push_back(e.code);
+    }
+    code.fused_per_element.push_back(per_element);
   }
   for (std::size_t i = 0; i < plan.rows.size(); ++i) {
     x86::CompiledRow k = x86::compile_row(plan.rows[i].spec, isa, cache, error);

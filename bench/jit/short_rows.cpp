@@ -9,7 +9,8 @@
 // table repeats on the AVX-512 and AVX2 tiers.
 //
 // A second model scales each row by its own value (r f32[R, 1]) and takes
-// tanh: its rows never tile, and the table shows what its tails cost.
+// tanh: its short rows tile through the group's per-element kernel, with r
+// expanded for each chunk of tiles (fused_tiling.h).
 //
 // Every row count moves the same bytes, so the time per call shows what the
 // kernel's per-row work costs against the same group over long rows. Sessions,

@@ -63,7 +63,12 @@ TEST_CASE("layouts that do not tile", "[unit][jit][tiling]") {
   SECTION("rows already a multiple of the vector width") { CHECK_FALSE(tiling_of({1000, 32}, {{1000, 32}, {32}})); }
   SECTION("rows long enough") { CHECK_FALSE(tiling_of({1000, 129}, {{1000, 129}, {129}})); }
   SECTION("fewer than two tiles of rows") { CHECK_FALSE(tiling_of({100, 5}, {{100, 5}, {5}})); }
-  SECTION("one value per row (inner broadcast)") { CHECK_FALSE(tiling_of({1000, 5}, {{1000, 5}, {1000, 1}})); }
+  SECTION("one value per row (inner broadcast) without a per-element kernel") {
+    CHECK_FALSE(tiling_of({1000, 5}, {{1000, 5}, {1000, 1}}));
+  }
+  SECTION("one value for the whole space, even with a per-element kernel") {
+    CHECK_FALSE(plan_row_tiling(collapse({1000, 5}, {{1000, 5}, {1}}), 2, kMaxTiledRow));
+  }
   SECTION("an input spanning some outer dims only") {
     CHECK_FALSE(tiling_of({40, 30, 5}, {{40, 30, 5}, {40, 1, 5}}));
   }
@@ -105,4 +110,45 @@ TEST_CASE("the tiled layout reads dense inputs across rows and repeating ones fr
     CHECK(inputs[1][i] == bias[static_cast<std::size_t>(i % 7)]);
     CHECK(inputs[3][i] == scale[static_cast<std::size_t>(i % 7)]);
   }
+}
+
+TEST_CASE("per-row inputs tile with a per-element kernel and expand chunk by chunk", "[unit][jit][tiling]") {
+  // x (dense), r (one value per row), b (repeating).
+  const CollapsedLayout layout = collapse({1000, 5}, {{1000, 5}, {1000, 1}, {5}});
+  REQUIRE(layout.inner_broadcast == 0b010u);
+  const std::optional<RowTiling> t = plan_row_tiling(layout, 3, kMaxPerRowTiledRow);
+  REQUIRE(t);
+  CHECK(t->per_row == 0b010u);
+  CHECK(t->per_row_count == 1);
+  CHECK(t->repeating == 0b100u);
+  CHECK(t->tile == 320);
+  const CollapsedLayout tiled = tiled_layout(layout, *t, 3);
+  CHECK(tiled.strides[3] == t->tile);  // the expansion is dense in the tiled space
+  CHECK(tiled.strides[5] == 0);
+
+  std::vector<float> r(1000);
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<float>(i);
+  const float* rows[3] = {nullptr, r.data(), nullptr};
+  const float* inputs[3] = {nullptr, nullptr, nullptr};
+  std::vector<float> out(static_cast<std::size_t>(2 * t->tile + kExpansionSlack));
+  expand_per_row_inputs(*t, 3, rows, 3, 2, inputs, out.data());  // tiles 3 and 4: rows 192 .. 319
+  REQUIRE(inputs[1] == out.data());
+  CHECK(inputs[0] == nullptr);
+  for (std::int64_t i = 0; i < 2 * t->tile; ++i) {
+    INFO("element " << i);
+    CHECK(out[static_cast<std::size_t>(i)] == static_cast<float>(192 + i / 5));
+  }
+}
+
+TEST_CASE("per-row inputs tile on rows up to the group's limit", "[unit][jit][tiling]") {
+  const CollapsedLayout rows12 = collapse({1000, 12}, {{1000, 12}, {1000, 1}});
+  CHECK_FALSE(plan_row_tiling(rows12, 2, kMaxPerRowTiledRow));  // 12 > 8: arithmetic does not pay
+  CHECK(plan_row_tiling(rows12, 2, kMaxPerRowTiledRowTranscendental));  // a transcendental does
+  CHECK_FALSE(plan_row_tiling(collapse({1000, 33}, {{1000, 33}, {1000, 1}}), 2, kMaxPerRowTiledRowTranscendental));
+  CHECK(plan_row_tiling(collapse({1000, 8}, {{1000, 8}, {1000, 1}}), 2, kMaxPerRowTiledRow));
+  FusedElementwiseSpec arithmetic;
+  arithmetic.nodes = {EwNode{EwOp::Input}, EwNode{EwOp::Input, 0, 0, 1}, EwNode{EwOp::Mul, 0, 1}};
+  CHECK(max_row_with_per_row_inputs(arithmetic) == kMaxPerRowTiledRow);
+  arithmetic.nodes.push_back(EwNode{EwOp::Tanh, 2});
+  CHECK(max_row_with_per_row_inputs(arithmetic) == kMaxPerRowTiledRowTranscendental);
 }

@@ -33,7 +33,8 @@ graph main(x: f32[R, C], m: f32[C], s: f32[C]) -> (y) {
 }
 )";
 
-// The same channels, scaled per row: one value per row does not tile.
+// The same channels, scaled per row: r holds one value per row, which the
+// tiled call reads expanded through the group's per-element kernel.
 const char* kPerRowScale = R"(canary v1
 graph main(x: f32[R, C], m: f32[C], r: f32[R, 1]) -> (y) {
   a = Sub(x, m)
@@ -129,12 +130,44 @@ TEST_CASE("jit: value canaries see NaN in tiled rows, left-over rows and the rep
   }
 }
 
-TEST_CASE("jit: one value per row keeps the row-by-row kernel", "[unit][jit][api][tiling]") {
+TEST_CASE("jit: one value per row tiles through the per-element kernel", "[unit][jit][api][tiling]") {
   Runtime jit_rt(tiles_options(true)), ref_rt(interpreter_options());
+  const canary::Model model = jit_rt.load_text(kPerRowScale);
+  Session s = model.session(), ref = ref_rt.load_text(kPerRowScale).session();
+  const auto inputs = [](std::int64_t rows, std::uint32_t seed) {
+    return NamedTensors{{"x", random_tensor({rows, 5}, seed)},
+                        {"m", random_tensor({5}, seed + 1)},
+                        {"r", random_tensor({rows, 1}, seed + 2)}};
+  };
+  // 5000 rows of 5: 78 tiles of 64 rows in 5 chunks, then 8 rows row by row.
+  for (int i = 0; i < 3; ++i) check_bits(s, ref, inputs(5000, 4));
+  CHECK(s.stats().jit.compiled_entries >= 1);
+  CHECK(s.stats().jit.tiled_fused_calls == s.stats().jit.compiled_entries);
+  CHECK(listings(model).find("per-element kernel") != std::string::npos);
+  // Other row counts (R symbolic), one chunk or several, rows left over or not.
+  for (std::int64_t rows : {4999, 640, 1024 + 63, 64 * 16 * 2, 300}) check_bits(s, ref, inputs(rows, 9));
+  REQUIRE(s.stats().jit.compiles >= 2);
+  // A NaN in a per-row value, in a tile and in the rows left over.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::int64_t row : {std::int64_t{100}, std::int64_t{4995}}) {
+    INFO("r[" << row << "] is NaN");
+    NamedTensors in = inputs(5000, 12);
+    in.at("r").data<float>()[row] = nan;
+    const std::uint64_t canaries = s.stats().jit.value_canaries, tiled = s.stats().jit.tiled_fused_calls;
+    check_bits(s, ref, in);
+    CHECK(s.stats().jit.value_canaries == canaries + 1);
+    CHECK(s.stats().jit.tiled_fused_calls == tiled + 1);
+  }
+}
+
+TEST_CASE("jit: per-row inputs on a call split across threads run row by row", "[unit][jit][api][tiling]") {
+  Runtime jit_rt(tiles_options(true, 2)), ref_rt(interpreter_options());
   Session s = jit_rt.load_text(kPerRowScale).session(), ref = ref_rt.load_text(kPerRowScale).session();
-  const NamedTensors in{{"x", random_tensor({1000, 5}, 4)},
+  // 60001 x 5 floats: over the threads' threshold, so the expansion (on the
+  // calling thread) would cost the split.
+  const NamedTensors in{{"x", random_tensor({60001, 5}, 4)},
                         {"m", random_tensor({5}, 5)},
-                        {"r", random_tensor({1000, 1}, 6)}};
+                        {"r", random_tensor({60001, 1}, 6)}};
   for (int i = 0; i < 4; ++i) check_bits(s, ref, in);
   CHECK(s.stats().jit.compiled_entries >= 1);
   CHECK(s.stats().jit.tiled_fused_calls == 0);
