@@ -55,41 +55,16 @@ std::uint32_t call_fused(FusedFn fn, FusedArgs args, std::int64_t rows, std::int
   return flag;
 }
 
-// Calls the kernel on short rows cut into long tiles (fused_tiling.h): the
-// tiled rows first, each repeating input read from its copy in `buffer`,
-// then the rows left over in the original layout.
-std::uint32_t call_fused_tiled(FusedFn fn, const FusedArgs& args, const CollapsedLayout& layout,
-                               const RowTiling& tiling, std::size_t num_inputs, std::vector<float>& buffer,
-                               int threads) {
-  const float* tiled_inputs[kMaxFusedInputs];
-  std::copy_n(args.inputs, num_inputs, tiled_inputs);
-  fill_tile_buffers(tiling, num_inputs, tiled_inputs, buffer);
-  const CollapsedLayout tiled = tiled_layout(layout, tiling, num_inputs);
-  FusedArgs t = args;
-  t.inputs = tiled_inputs;
-  t.strides = tiled.strides;
-  for (int d = 0; d < 3; ++d) t.dims[d] = tiled.dims[d];
-  std::uint32_t canaries = call_fused(fn, t, tiling.tiles, tiling.tiles * tiling.tile, threads);
-  FusedArgs rest = args;
-  rest.row_begin = tiling.rows_tiled;
-  rest.row_end = layout.dims[0] * layout.dims[1];
-  if (rest.row_begin < rest.row_end) canaries |= fn(&rest);
-  return canaries;
-}
-
-// Tiled with per-row inputs: `per_element` (every input read per element)
-// runs chunks of kTilesPerChunk tiles, each with the per-row inputs expanded
-// for its rows and the dense inputs and outputs offset to its first tile;
-// the rows left over run `fn` in the original layout.
-std::uint32_t call_fused_tiled_per_row(FusedFn fn, FusedFn per_element, const FusedArgs& args,
-                                       const CollapsedLayout& layout, const RowTiling& tiling,
-                                       std::size_t num_inputs, std::size_t num_outputs, TraceScratch& scratch) {
-  const float* tiled_inputs[kMaxFusedInputs];
-  std::copy_n(args.inputs, num_inputs, tiled_inputs);
-  fill_tile_buffers(tiling, num_inputs, tiled_inputs, scratch.tiles);
-  const CollapsedLayout tiled = tiled_layout(layout, tiling, num_inputs);
+// Runs the tiles of a call with per-row inputs: `per_element` (every input
+// read per element) on chunks of kTilesPerChunk tiles of `tiled`, each with
+// the dense inputs and the outputs offset to its first tile and the per-row
+// inputs (their per-row values at `rows`) expanded for its rows into
+// `expanded`.
+std::uint32_t call_tile_chunks(FusedFn per_element, const FusedArgs& tiled, const RowTiling& tiling,
+                               std::size_t num_inputs, std::size_t num_outputs, const float* const* rows,
+                               std::vector<float>& expanded) {
   const std::int64_t chunk = std::min(kTilesPerChunk, tiling.tiles);
-  scratch.expanded.resize(static_cast<std::size_t>(tiling.per_row_count * (chunk * tiling.tile + kExpansionSlack)));
+  expanded.resize(static_cast<std::size_t>(tiling.per_row_count * (chunk * tiling.tile + kExpansionSlack)));
   std::uint32_t canaries = 0;
   for (std::int64_t first = 0; first < tiling.tiles; first += chunk) {
     const std::int64_t count = std::min(chunk, tiling.tiles - first);
@@ -97,21 +72,41 @@ std::uint32_t call_fused_tiled_per_row(FusedFn fn, FusedFn per_element, const Fu
     float* outputs[kMaxFusedInputs];
     for (std::size_t i = 0; i < num_inputs; ++i) {
       if ((tiling.per_row >> i) & 1u) continue;  // expanded below
-      inputs[i] = (tiling.repeating >> i) & 1u ? tiled_inputs[i] : tiled_inputs[i] + first * tiling.tile;
+      inputs[i] = (tiling.repeating >> i) & 1u ? tiled.inputs[i] : tiled.inputs[i] + first * tiling.tile;
     }
-    expand_per_row_inputs(tiling, num_inputs, args.inputs, first, count, inputs, scratch.expanded.data());
-    for (std::size_t o = 0; o < num_outputs; ++o) outputs[o] = args.outputs[o] + first * tiling.tile;
-    FusedArgs a = args;
+    expand_per_row_inputs(tiling, num_inputs, rows, first, count, inputs, expanded.data());
+    for (std::size_t o = 0; o < num_outputs; ++o) outputs[o] = tiled.outputs[o] + first * tiling.tile;
+    FusedArgs a = tiled;
     a.inputs = inputs;
     a.outputs = outputs;
-    a.strides = tiled.strides;
-    a.dims[0] = 1;
     a.dims[1] = count;
-    a.dims[2] = tiling.tile;
     a.row_begin = 0;
     a.row_end = count;
     canaries |= per_element(&a);
   }
+  return canaries;
+}
+
+// Calls the kernel on short rows cut into long tiles (fused_tiling.h): the
+// tiled rows first, each repeating input read from its copy in
+// scratch.tiles (with per-row inputs, through `per_element` chunk by chunk
+// on this thread; otherwise `fn` split across threads), then the rows left
+// over with `fn` in the original layout.
+std::uint32_t call_fused_tiled(FusedFn fn, FusedFn per_element, const FusedArgs& args, const CollapsedLayout& layout,
+                               const RowTiling& tiling, std::size_t num_inputs, std::size_t num_outputs,
+                               TraceScratch& scratch, int threads) {
+  const float* tiled_inputs[kMaxFusedInputs];
+  std::copy_n(args.inputs, num_inputs, tiled_inputs);
+  fill_tile_buffers(tiling, num_inputs, tiled_inputs, scratch.tiles);
+  const CollapsedLayout tiled = tiled_layout(layout, tiling, num_inputs);
+  FusedArgs t = args;
+  t.inputs = tiled_inputs;
+  t.strides = tiled.strides;
+  for (int d = 0; d < 3; ++d) t.dims[d] = tiled.dims[d];
+  std::uint32_t canaries =
+      tiling.per_row != 0
+          ? call_tile_chunks(per_element, t, tiling, num_inputs, num_outputs, args.inputs, scratch.expanded)
+          : call_fused(fn, t, tiling.tiles, tiling.tiles * tiling.tile, threads);
   FusedArgs rest = args;
   rest.row_begin = tiling.rows_tiled;
   rest.row_end = layout.dims[0] * layout.dims[1];
@@ -470,13 +465,9 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
     const std::optional<RowTiling> tiling =
         fs.tile_short_rows ? plan_row_tiling(layout, n, per_element && !threaded ? fs.per_row_max_row : 0)
                            : std::nullopt;
-    std::uint32_t canaries = 0;
-    if (tiling && tiling->per_row != 0)
-      canaries = call_fused_tiled_per_row(fn, per_element, args, layout, *tiling, n, fs.outputs.size(), scratch);
-    else if (tiling)
-      canaries = call_fused_tiled(fn, args, layout, *tiling, n, scratch.tiles, ctx.threads);
-    else
-      canaries = call_fused(fn, args, rows, numel, ctx.threads);
+    const std::uint32_t canaries =
+        tiling ? call_fused_tiled(fn, per_element, args, layout, *tiling, n, fs.outputs.size(), scratch, ctx.threads)
+               : call_fused(fn, args, rows, numel, ctx.threads);
     if (tiling) ++run.tiled_calls;
     if (canaries & kNonFiniteCanary) run.value_canary = true;
     if ((canaries & kRangeCanary) && !run.range_canary) {
