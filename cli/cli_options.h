@@ -28,6 +28,7 @@ struct CliOptions {
   bool no_jit = false;                         // --no-jit
   bool sync_compile = false;                   // --sync-compile: compile on the calling thread
   bool range_canaries = false;                 // --range-canaries: JitOptions::range_canaries
+  std::string device = "cpu";                  // --device cpu|gpu|auto: JitOptions::device
   int threads = 1;                             // --threads: intra-op threads
   std::optional<std::uint64_t> hot_threshold;  // --hot N: anchor visits before a trace is recorded
   std::string chrome_trace;                    // --chrome-trace FILE.json

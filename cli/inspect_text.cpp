@@ -22,8 +22,8 @@ std::string joined(const std::vector<std::string>& names) {
 
 // One fusion group: its nodes and the fused expression.
 void print_group(std::ostream& os, std::size_t index, const FusionGroupReport& g) {
-  fmt::print(os, "      group {}: {} ({} in, {} out{})\n", index + 1, joined(g.nodes), g.inputs, g.outputs,
-             g.sunk ? "; sunk: runs at its last node" : "");
+  fmt::print(os, "      group {}: {} ({} in, {} out{}{})\n", index + 1, joined(g.nodes), g.inputs, g.outputs,
+             g.sunk ? "; sunk: runs at its last node" : "", g.device.empty() ? "" : "; on " + g.device);
   fmt::print(os, "        {}\n", g.expression);
 }
 
@@ -60,6 +60,8 @@ void print_variant(std::ostream& os, const VariantReport& v, const std::vector<s
              v.math, v.isa, v.loop ? ", loop body" : "", v.start_pc, v.end_pc);
   fmt::print(os, "      ran {} times, {} deopts; compiled in {:.3f} ms, {} bytes of code\n", v.entries, v.deopts,
              v.compile_ms, v.code_bytes);
+  if (!v.device_error.empty())
+    fmt::print(os, "      its groups run on the CPU since a GPU run failed: {}\n", v.device_error);
   fmt::print(os, "      fusion groups: {}\n", v.groups.size());
   for (std::size_t i = 0; i < v.groups.size(); ++i) print_group(os, i, v.groups[i]);
   fmt::print(os, "      kernel calls: {}\n", v.kernels.empty() ? "none" : joined(v.kernels));
@@ -83,6 +85,8 @@ void print_jit_report(std::ostream& os, const JitReport& r, const std::vector<st
     return;
   }
   fmt::print(os, "jit: on, isa {}, {} anchors\n", r.isa, r.anchors.size());
+  if (!r.device.empty()) fmt::print(os, "  fused groups may run on {}\n", r.device);
+  if (!r.device_absent.empty()) fmt::print(os, "  no GPU is usable ({}): fused groups run on the CPU\n", r.device_absent);
   for (const AnchorReport& a : r.anchors) {
     fmt::print(os, "  anchor '{}' ({} at pc {}): {}; {} compiles\n", a.name, a.kind, a.pc,
                a.state.empty() ? "interpreted" : a.state, a.compiles);

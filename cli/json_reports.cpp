@@ -20,12 +20,14 @@ json variant_json(const VariantReport& v) {
                       {"expression", g.expression},
                       {"inputs", g.inputs},
                       {"outputs", g.outputs},
-                      {"sunk", g.sunk}});
+                      {"sunk", g.sunk},
+                      {"device", g.device}});
   for (const GuardReport& g : v.guards) guards.push_back({{"condition", g.condition}, {"failures", g.failures}});
   return {{"trace", v.trace},     {"tier", v.tier},         {"math", v.math},       {"isa", v.isa},
           {"loop", v.loop},       {"side", v.side},         {"start_pc", v.start_pc}, {"end_pc", v.end_pc},   {"groups", groups},
           {"kernels", v.kernels}, {"guards", guards},       {"entries", v.entries}, {"deopts", v.deopts},
-          {"compile_ms", v.compile_ms}, {"code_bytes", v.code_bytes}, {"listing", v.listing}};
+          {"compile_ms", v.compile_ms}, {"code_bytes", v.code_bytes}, {"device_error", v.device_error},
+          {"listing", v.listing}};
 }
 
 // The whole JitReport.
@@ -39,7 +41,8 @@ json jit_json(const JitReport& r) {
     anchors.push_back({{"name", a.name}, {"kind", a.kind}, {"pc", a.pc}, {"compiles", a.compiles},
                        {"state", a.state}, {"variants", variants}, {"side_traces", side_traces}});
   }
-  return {{"enabled", r.enabled}, {"isa", r.isa}, {"anchors", anchors}};
+  return {{"enabled", r.enabled}, {"isa", r.isa}, {"device", r.device}, {"device_absent", r.device_absent},
+          {"anchors", anchors}};
 }
 
 // One cost-model decision: weights, limits and every candidate's terms and gates.
@@ -98,6 +101,8 @@ json stats_json(const Stats& s) {
   json jit = {{"compiled_entries", j.compiled_entries}, {"guard_failures", j.guard_failures},
               {"deopts", j.deopts}, {"side_trace_entries", j.side_trace_entries},
               {"tiled_fused_calls", j.tiled_fused_calls},
+              {"device_fused_calls", j.device_fused_calls}, {"device_bytes", j.device_bytes},
+              {"device_fallbacks", j.device_fallbacks},
               {"value_canaries", j.value_canaries},
               {"range_canaries", j.range_canaries}, {"traces_recorded", j.traces_recorded},
               {"compiles", j.compiles}, {"compile_failures", j.compile_failures}, {"retraces", j.retraces},

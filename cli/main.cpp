@@ -41,6 +41,10 @@ void add_common_options(CLI::App* verb, CliOptions& cli, std::uint64_t& hot) {
   verb->add_flag("--sync-compile", cli.sync_compile, "Compile on the calling thread (deterministic)");
   verb->add_flag("--range-canaries", cli.range_canaries,
                  "Report compiled outputs outside the range recorded for them (value-canary events)");
+  verb->add_option("--device", cli.device,
+                   "Where fused groups run: cpu, gpu (an NVIDIA GPU where one is usable) or auto (the cost model "
+                   "places each trace; needs --cost)")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
   verb->add_option("--threads", cli.threads, "Intra-op threads of the oneDNN kernels (0: library default)")
       ->check(CLI::Range(0, 1024));
   verb->add_option("--hot", hot, "Anchor visits before a trace is recorded (default 8)")

@@ -80,6 +80,8 @@ Options runtime_options(const CliOptions& cli) {
   o.jit.enabled = !cli.no_jit;
   o.jit.synchronous = cli.sync_compile;
   if (cli.range_canaries) o.jit.range_canaries = true;
+  if (cli.device == "auto" && !cli.cost) throw Error(ErrorKind::Input, "--device auto needs --cost");
+  o.jit.device = cli.device;
   if (cli.hot_threshold) o.jit.hot_threshold = *cli.hot_threshold;
   return o;
 }

@@ -465,10 +465,13 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
     const std::optional<RowTiling> tiling =
         fs.tile_short_rows ? plan_row_tiling(layout, n, per_element && !threaded ? fs.per_row_max_row : 0)
                            : std::nullopt;
-    const std::uint32_t canaries =
-        tiling ? call_fused_tiled(fn, per_element, args, layout, *tiling, n, fs.outputs.size(), scratch, ctx.threads)
-               : call_fused(fn, args, rows, numel, ctx.threads);
-    if (tiling) ++run.tiled_calls;
+    std::uint32_t canaries = 0;
+    if (!fs.on_device || !run_on_device(fs, args, rows, run, canaries)) {
+      canaries = tiling ? call_fused_tiled(fn, per_element, args, layout, *tiling, n, fs.outputs.size(), scratch,
+                                           ctx.threads)
+                        : call_fused(fn, args, rows, numel, ctx.threads);
+      if (tiling) ++run.tiled_calls;
+    }
     if (canaries & kNonFiniteCanary) run.value_canary = true;
     if ((canaries & kRangeCanary) && !run.range_canary) {
       run.range_canary = true;
@@ -478,6 +481,31 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
   for (std::size_t o = 0; o < fs.outputs.size(); ++o)
     if (fs.output_aliases_input[o]) std::swap(alias[o], frame.registers[fs.outputs[o].index]);
   return true;
+}
+
+bool CompiledTrace::run_on_device(const FusedStep& fs, FusedArgs args, std::int64_t rows, TraceRun& run,
+                                  std::uint32_t& canaries) const {
+  if (device_off_.load(std::memory_order_relaxed)) return false;
+  args.row_begin = 0;
+  args.row_end = rows;
+  const DeviceRun r = code_.device->run(fs.spec, args);
+  if (r.ok) {
+    canaries = r.canaries;
+    ++run.device_calls;
+    run.device_bytes += r.bytes_moved;
+    return true;
+  }
+  std::lock_guard lock(device_mu_);
+  if (!device_off_.exchange(true)) {  // the first failure reports; racing ones just fall back
+    device_error_ = r.error.empty() ? "the device reported no reason" : r.error;
+    run.device_failed = true;
+  }
+  return false;
+}
+
+std::string CompiledTrace::device_error() const {
+  std::lock_guard lock(device_mu_);
+  return device_error_;
 }
 
 // A row kernel: the prologue's inputs collapse with the last axis kept as

@@ -7,8 +7,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
+#include "jit/fused_device.h"
 #include "jit/plan.h"
 #include "vm/jit_hooks.h"
 #include "vm/tier_timers.h"
@@ -64,6 +67,11 @@ struct TraceRun {
   bool range_canary = false;        // a fused kernel wrote a value outside its recorded range
   std::uint32_t range_group = 0;    // range_canary: the first such group (index into plan().fused)
   std::uint32_t tiled_calls = 0;    // fused kernel calls that ran short rows as long tiles (fused_tiling.h)
+  std::uint32_t device_calls = 0;   // fused groups that ran on the device (FusedStep::on_device)
+  std::uint64_t device_bytes = 0;   // bytes those calls moved between host and device
+  // This run's device failure turned the device off for the trace
+  // (CompiledTrace::device_error says why); the x86 kernels ran instead.
+  bool device_failed = false;
 };
 
 class CompiledTrace {
@@ -73,6 +81,7 @@ class CompiledTrace {
     std::vector<FusedFn> fused;              // per Plan::fused
     std::vector<FusedFn> fused_per_element;  // per Plan::fused: its per_element_spec's kernel, or null
     std::vector<RowFn> rows;                 // per Plan::rows
+    std::shared_ptr<const FusedDevice> device;  // runs the groups placed on it (FusedStep::on_device)
     std::vector<std::shared_ptr<const void>> keep_alive;
     std::size_t code_bytes = 0;
   };
@@ -106,6 +115,10 @@ class CompiledTrace {
   void count_exit(std::uint32_t exit) const { exit_counts_[exit].fetch_add(1, std::memory_order_relaxed); }
   // Range canaries this variant's calls reported (so logging can thin them out).
   std::uint64_t count_range_canary() const { return range_canaries_.fetch_add(1, std::memory_order_relaxed) + 1; }
+  // Groups placed on a device: the device's name, and after a run on it
+  // failed (every later call runs the x86 kernels) why; "" before.
+  const std::string& device_name() const { return plan_.device; }
+  std::string device_error() const;
 
  private:
   // Returns false (with the exit in run) when a guard fails.
@@ -122,6 +135,10 @@ class CompiledTrace {
   bool run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                  TraceRun& run) const;
   bool layout_exit(const Step& step, TraceRun& run) const;
+  // Runs a placed group on the device; false when the device is off for
+  // this trace or this run failed (which turns it off): the CPU runs it.
+  bool run_on_device(const FusedStep& fs, FusedArgs args, std::int64_t rows, TraceRun& run,
+                     std::uint32_t& canaries) const;
   bool run_row(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                TraceRun& run) const;
   void run_kernel(const Step& step, const vm::FrameView& frame) const { run_kernel_at(step.pc, frame); }
@@ -143,6 +160,9 @@ class CompiledTrace {
   mutable std::atomic<std::uint64_t> last_used_{0};
   std::unique_ptr<std::atomic<std::uint64_t>[]> exit_counts_;
   mutable std::atomic<std::uint64_t> range_canaries_{0};
+  mutable std::atomic<bool> device_off_{false};
+  mutable std::mutex device_mu_;
+  mutable std::string device_error_;  // under device_mu_
 };
 
 }  // namespace canary::jit

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <system_error>
 
+#include "jit/device_placement.h"
 #include "jit/plan.h"
 #include "jit/profile_store.h"
 #include "jit/trace_compiler.h"
@@ -96,15 +97,24 @@ bool work_before(const Plan& plan, vm::Pc pc) {
 }  // namespace
 
 Engine::Engine(std::shared_ptr<const vm::Program> program, const JitOptions& options,
-               const CostModelOptions& cost_options)
+               const CostModelOptions& cost_options, DeviceChoice device)
     : program_(std::move(program)), options_(options), cost_options_(cost_options),
       cost_weights_(cost_options.weights.value_or(cost::profile_weights(cost_options.profile))),
       cost_limits_(cost_options.limits.value_or(cost::profile_limits(cost_options.profile))),
-      rapl_(cost_options.enabled ? cost_options.powercap_root : std::string()), isa_(choose_isa(options)),
+      rapl_(cost_options.enabled ? cost_options.powercap_root : std::string()),
+      device_(options.device == "cpu" ? nullptr : std::move(device.device)), isa_(choose_isa(options)),
       cache_(options.code_cache_bytes), injected_faults_left_(parse_fault(options.fault_injection)) {
   for (const vm::Anchor& a : program_->anchors()) {
     anchors_.push_back(std::make_unique<Anchor>());
     anchors_.back()->name = a.name;
+  }
+  if (options_.device != "cpu" && !device_ && active()) {
+    device_absent_ = device.absent_reason.empty() ? std::string("no device was opened") : device.absent_reason;
+    Event e;
+    e.kind = EventKind::Fallback;
+    e.message = "JitOptions::device is '" + options_.device + "' but no GPU is usable (" + device_absent_ +
+                "): fused groups run on the CPU";
+    events_.add(std::move(e));
   }
   if (!options_.profile_path.empty()) load_learned_profile();
 }
@@ -398,6 +408,7 @@ PlanOptions Engine::configured_plan_options() const {
   po.hoist_invariants = options_.hoist_loop_invariants;
   po.nonadjacent_fusion = options_.nonadjacent_fusion;
   po.short_row_tiles = options_.short_row_tiles;
+  po.fused_on_device = options_.device == "gpu" && device_ != nullptr;
   return po;
 }
 
@@ -417,8 +428,13 @@ std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tie
     error = "injected fault (fault injection point 'compile')";
     return nullptr;
   }
-  Plan plan = plan_trace(*program_, task.trace, knowledge, po);
-  return compile_plan(task.trace.id, program_, std::move(plan), *isa_, cache_, error);
+  return compile_variant(task.trace.id, plan_trace(*program_, task.trace, knowledge, po), po, *isa_, error);
+}
+
+std::shared_ptr<const CompiledTrace> Engine::compile_variant(std::uint32_t id, Plan plan, const PlanOptions& options,
+                                                             x86::Isa isa, std::string& error) {
+  const bool placed = options.fused_on_device && device_ && place_fused_groups(plan, *device_) > 0;
+  return compile_plan(id, program_, std::move(plan), isa, cache_, error, placed ? device_ : nullptr);
 }
 
 // Compiles one trace and installs it, or walks down the ladder. With the
@@ -839,6 +855,16 @@ void Engine::on_value_canary(vm::AnchorId anchor, const CompiledTrace& trace, st
   events_.add(std::move(e));
 }
 
+void Engine::on_device_failure(vm::AnchorId anchor, const CompiledTrace& trace, std::uint64_t call) {
+  Event e = event(EventKind::Fallback, anchor, call);
+  e.trace = trace.id();
+  e.message = "trace " + std::to_string(trace.id()) + ": a fused group failed on " + trace.device_name() + " (" +
+              trace.device_error() + "); the x86 kernels finish the call and run the trace's groups from now on";
+  events_.add(std::move(e));
+  std::lock_guard lock(mu_);
+  ++totals_.device_fallbacks;
+}
+
 // Logged for the first few reports of a variant, then at powers of two (the
 // counter keeps every one).
 void Engine::on_range_canary(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t group,
@@ -880,6 +906,7 @@ void Engine::fill_stats(JitStats& stats) const {
   stats.retraces = totals_.retraces;
   stats.compiles_dropped = totals_.compiles_dropped;
   stats.traces_evicted = totals_.traces_evicted;
+  stats.device_fallbacks = totals_.device_fallbacks;
   stats.compile_ms = totals_.compile_ms;
   stats.variants_installed = 0;
   stats.side_traces_installed = 0;

@@ -20,6 +20,7 @@
 #include "jit/compiled_trace.h"
 #include "jit/cost/trial.h"
 #include "jit/event_log.h"
+#include "jit/fused_device.h"
 #include "jit/trace.h"
 #include "jit/x86/code_cache.h"
 #include "jit/x86/isa.h"
@@ -42,10 +43,17 @@ struct RecordingTicket {
   vm::Pc cut_at = vm::kNoPc;
 };
 
+// The device fused groups may run on (JitOptions::device), as the runtime
+// opened it (runtime/fused_device_lookup.h).
+struct DeviceChoice {
+  std::shared_ptr<const FusedDevice> device;  // null: none usable (or none asked for)
+  std::string absent_reason;                  // why none, when one was asked for
+};
+
 class Engine {
  public:
   Engine(std::shared_ptr<const vm::Program> program, const JitOptions& options,
-         const CostModelOptions& cost_options = {});
+         const CostModelOptions& cost_options = {}, DeviceChoice device = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -91,6 +99,11 @@ class Engine {
   void on_value_canary(vm::AnchorId anchor, const CompiledTrace& trace, std::uint64_t call);
   // A fused group of the trace wrote values outside the ranges recorded for it.
   void on_range_canary(vm::AnchorId anchor, const CompiledTrace& trace, std::uint32_t group, std::uint64_t call);
+  // A run of the trace's groups on the device failed (the first one: the
+  // trace's groups run on the CPU from now on; CompiledTrace::device_error).
+  void on_device_failure(vm::AnchorId anchor, const CompiledTrace& trace, std::uint64_t call);
+  // The device groups are placed on, or null (JitOptions::device "cpu", or none usable).
+  const FusedDevice* device() const { return device_.get(); }
 
   // Cost model (engine_trial.cpp). A session asks at the start of each call
   // whether the call should run a candidate under trial (or be a monitoring
@@ -168,6 +181,10 @@ class Engine {
   void set_penalty(Anchor& a, std::chrono::steady_clock::time_point now);
   void refill(Anchor& a, std::chrono::steady_clock::time_point now);
   std::shared_ptr<const CompiledTrace> build_variant(const Task& task, Tier& tier, std::string& error);
+  // Places the plan's groups on the device when `options` ask (and there is
+  // one), then compiles it.
+  std::shared_ptr<const CompiledTrace> compile_variant(std::uint32_t id, Plan plan, const PlanOptions& options,
+                                                       x86::Isa isa, std::string& error);
   void note_compile_failure(Anchor& a, vm::AnchorId anchor, std::uint64_t call);
   void request_retrace(Anchor& a, vm::AnchorId anchor, std::string decision, std::uint64_t call);
   bool injected_fault();
@@ -196,6 +213,8 @@ class Engine {
   std::atomic<bool> any_decided_{false};
   std::atomic<std::uint64_t> monitor_calls_{0};
   std::atomic<std::uint64_t> use_clock_{0};  // Engine::next_tick
+  std::shared_ptr<const FusedDevice> device_;  // JitOptions::device
+  std::string device_absent_;                  // why none, when one was asked for
   std::optional<x86::Isa> isa_;
   x86::CodeCache cache_;
   EventLog events_;

@@ -36,6 +36,7 @@ VariantReport variant_report(const vm::Program& program, const CompiledTrace& t,
         g.inputs = f.inputs.size();
         g.outputs = f.outputs.size();
         g.sunk = f.sunk;
+        if (f.on_device) g.device = p.device;
         break;
       }
       case StepKind::Row: {
@@ -68,6 +69,7 @@ VariantReport variant_report(const vm::Program& program, const CompiledTrace& t,
   v.entries = t.entries();
   v.compile_ms = t.compile_ms();
   v.code_bytes = t.code_bytes();
+  v.device_error = t.device_error();
   v.listing = p.describe(program);
   return v;
 }
@@ -78,6 +80,8 @@ JitReport Engine::report() const {
   JitReport r;
   r.enabled = active();
   if (isa_) r.isa = std::string(x86::isa_name(*isa_));
+  if (device_) r.device = device_->name();
+  r.device_absent = device_absent_;
   std::lock_guard lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < anchors_.size(); ++i) {

@@ -53,7 +53,7 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::sh
     } else {
       std::string error;
       Plan plan = plan_trace(*program_, task.trace, spec.knowledge, spec.plan);
-      c.trace = compile_plan(task.trace.id, program_, std::move(plan), spec.isa, cache_, error);
+      c.trace = compile_variant(task.trace.id, std::move(plan), spec.plan, spec.isa, error);
       if (!c.trace) continue;
     }
     if (c.trace) {

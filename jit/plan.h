@@ -90,6 +90,11 @@ struct FusedStep {
   // Per input: the hold slot it is read from (an op before the group
   // overwrote its register), or -1 for the register itself. Empty: all registers.
   std::vector<std::int32_t> held_inputs;
+  // Runs on the plan's device (device_placement.h) rather than the x86
+  // kernel, which still runs it when the device fails.
+  bool on_device = false;
+  // Placement asked and the device refused this group: why (for listings).
+  std::string device_refusal;
 };
 
 // A register's handle kept just before a step overwrites it, for a sunk
@@ -217,6 +222,7 @@ struct Plan {
   std::size_t fused_ops = 0;            // instructions inside fused groups and contraction epilogues
   std::size_t sunk_ops = 0;             // ops a fused group runs later than recorded (non-adjacent fusion)
   std::uint32_t hold_slots = 0;         // Step::holds slots (TraceScratch::held)
+  std::string device;                   // the device fused groups were placed on, or "" (device_placement.h)
 
   // A readable listing: guards, steps, groups (what `canary inspect` prints).
   std::string describe(const vm::Program& program) const;
@@ -249,6 +255,9 @@ struct PlanOptions {
   // Fused groups whose rows are short run them as long tiles where the
   // inputs allow (JitOptions::short_row_tiles, fused_tiling.h).
   bool short_row_tiles = true;
+  // Fused elementwise groups run on the engine's device where it can run
+  // them (JitOptions::device, device_placement.h); a cost-model axis.
+  bool fused_on_device = false;
 };
 
 // Plans a trace. Never fails: ops it cannot fuse become kernel steps.

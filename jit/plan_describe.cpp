@@ -23,6 +23,8 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
       if (f.tile_short_rows && f.exact_layout)
         os << " (rows of " << (*f.exact_layout)[2] << " floats run as long tiles)";
       if (f.per_element_spec) os << " (with a per-element kernel for tiles of its per-row inputs)";
+      if (f.on_device) os << " (on " << plan.device << ", the x86 kernel if it fails)";
+      if (!f.device_refusal.empty()) os << " (on the CPU: " << f.device_refusal << ")";
       os << ", " << f.inputs.size() << " inputs, " << f.outputs.size() << " outputs: " << f.spec.key();
       break;
     }

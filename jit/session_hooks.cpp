@@ -73,6 +73,9 @@ vm::EntryResult SessionHooks::start_recording(const vm::Program& program, vm::An
 
 void SessionHooks::note_run(vm::AnchorId anchor, const CompiledTrace& trace, const TraceRun& run) {
   counters_.tiled_fused_calls += run.tiled_calls;
+  counters_.device_fused_calls += run.device_calls;
+  counters_.device_bytes += run.device_bytes;
+  if (run.device_failed) engine_->on_device_failure(anchor, trace, call_);
   if (run.value_canary) {
     ++counters_.value_canaries;
     engine_->on_value_canary(anchor, trace, call_);

@@ -11,9 +11,15 @@ namespace canary::jit {
 
 std::shared_ptr<const CompiledTrace> compile_plan(std::uint32_t id, std::shared_ptr<const vm::Program> program,
                                                   Plan plan, x86::Isa isa, x86::CodeCache& cache,
-                                                  std::string& error) {
+                                                  std::string& error, std::shared_ptr<const FusedDevice> device) {
   const auto t0 = std::chrono::steady_clock::now();
   CompiledTrace::Code code;
+  for (const FusedStep& f : plan.fused)
+    if (f.on_device && !device) {
+      error = "a fused group is placed on a device but no device was given";
+      return nullptr;
+    }
+  code.device = std::move(device);
   x86::CompiledGuards guards = x86::compile_guards(plan.guards, cache, error);
   if (!guards.fn) {
     error = "guards: " + error;

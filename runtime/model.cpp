@@ -5,6 +5,7 @@
 #include "graph/op_registry.h"
 #include "graph/text_format.h"
 #include "runtime/fault_options.h"
+#include "runtime/fused_device_lookup.h"
 #include "runtime/model_impl.h"
 #include "runtime/options_check.h"
 #include "vm/compiler.h"
@@ -34,7 +35,9 @@ Model make_model(std::shared_ptr<graph::Graph> graph, const Options& options) {
   for (graph::ValueId v : graph->outputs()) impl->outputs.push_back(spec_of(*graph, v));
   check_options(options, impl->inputs, impl->outputs);
   impl->graph = std::move(graph);
-  if (options.jit.enabled) impl->engine = std::make_shared<jit::Engine>(impl->program, options.jit, options.cost);
+  if (options.jit.enabled)
+    impl->engine =
+        std::make_shared<jit::Engine>(impl->program, options.jit, options.cost, open_fused_device(options.jit));
   return Model(std::move(impl));
 }
 

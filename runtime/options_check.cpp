@@ -71,6 +71,14 @@ void check_limit_options(const Options& o) {
   if (!(std::isfinite(o.jit.range_margin) && o.jit.range_margin >= 0))
     throw Error(ErrorKind::Input, "Options::jit.range_margin is " + std::to_string(o.jit.range_margin) +
                                       "; expected a finite value of at least 0");
+  if (o.jit.device != "cpu" && o.jit.device != "gpu" && o.jit.device != "auto")
+    throw Error(ErrorKind::Input,
+                "Options::jit.device is '" + o.jit.device + "'; expected \"cpu\", \"gpu\" or \"auto\"");
+  // Placement by measurement is the cost model's: without it "auto" would silently mean "cpu".
+  if (o.jit.device == "auto" && !o.cost.enabled)
+    throw Error(ErrorKind::Input,
+                "Options::jit.device is 'auto', which the cost model decides, but Options::cost.enabled is false; "
+                "enable the cost model or choose \"cpu\" or \"gpu\"");
 }
 
 void check_options(const Options& options, const std::vector<TensorSpec>& inputs,

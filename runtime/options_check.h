@@ -9,8 +9,8 @@
 
 namespace canary {
 
-// Throws Error(Input) naming the limit (or the range canaries' margin) and
-// its bad value.
+// Throws Error(Input) naming the limit (or the range canaries' margin, or
+// the JIT's device) and its bad value.
 void check_limit_options(const Options& options);
 
 // Throws Error(Input) naming the option and the bad value.

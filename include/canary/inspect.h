@@ -23,6 +23,8 @@ struct FusionGroupReport {
   // Non-adjacent fusion: other ops ran between its nodes when recorded, and
   // the earlier nodes run later, at the last node's place (JitOptions::nonadjacent_fusion).
   bool sunk = false;
+  // Where it runs: "" for the CPU, else the device's name (JitOptions::device).
+  std::string device;
 };
 
 struct VariantReport {
@@ -40,6 +42,8 @@ struct VariantReport {
   std::uint64_t deopts = 0;          // side exits taken mid-trace (also those a side trace continued)
   double compile_ms = 0.0;
   std::uint64_t code_bytes = 0;
+  // Why its groups left the device for the CPU (a run there failed); "" while they stay.
+  std::string device_error;
   std::string listing;               // the full plan, readable
 };
 
@@ -57,6 +61,10 @@ struct AnchorReport {
 struct JitReport {
   bool enabled = false;              // JIT on and the CPU supported (AVX2+FMA)
   std::string isa;
+  // JitOptions::device: the device fused groups may run on ("" when none),
+  // or, when one was asked for and none is usable, why.
+  std::string device;
+  std::string device_absent;
   std::vector<AnchorReport> anchors;
 };
 

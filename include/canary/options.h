@@ -89,6 +89,16 @@ struct JitOptions {
   int max_compile_queue = 64;
   // Vector tier: "auto" (CPU detection), "avx512", "avx2" or "scalar".
   std::string isa = "auto";
+  // Where fused elementwise groups run. "cpu": the x86 kernels. "gpu": on
+  // an NVIDIA GPU through the CUDA backend when one is usable (the driver
+  // is loaded at run time), each group its device can run, with its inputs
+  // copied over and its outputs back at the group's boundary; where no GPU
+  // is usable, a Fallback event says why and everything runs on the CPU.
+  // "auto": the cost model (Options::cost, which must be enabled) places
+  // each trace by measuring both. A group that fails on the GPU (a module
+  // that does not load, a failed launch, out of device memory) finishes on
+  // the CPU, and its trace stays there (JitStats::device_fallbacks).
+  std::string device = "cpu";
   // Bytes of executable memory for compiled code, all sessions together.
   std::size_t code_cache_bytes = std::size_t{32} << 20;
   // Learned shape profile: loaded when the model loads (if the file exists)

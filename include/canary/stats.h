@@ -32,12 +32,15 @@ struct JitStats {
   std::uint64_t range_canaries = 0;      // of which range canaries (JitOptions::range_canaries)
   std::uint64_t tiled_fused_calls = 0;   // fused kernel calls that ran short rows as long tiles
                                          // (JitOptions::short_row_tiles)
+  std::uint64_t device_fused_calls = 0;  // fused groups that ran on the GPU (JitOptions::device)
+  std::uint64_t device_bytes = 0;        // bytes those calls moved between host and GPU
   std::uint64_t traces_recorded = 0;     // model-wide from here on
   std::uint64_t compiles = 0;
   std::uint64_t compile_failures = 0;
   std::uint64_t retraces = 0;
   std::uint64_t compiles_dropped = 0;     // traces dropped because the compile queue was full
   std::uint64_t traces_evicted = 0;      // variants evicted by JitOptions::max_traces
+  std::uint64_t device_fallbacks = 0;    // variants whose GPU run failed, so their groups run on the CPU
   std::uint64_t variants_installed = 0;  // currently installed, all anchors
   std::uint64_t side_traces_installed = 0;  // currently installed, all anchors (JitOptions::side_traces)
   std::uint64_t code_bytes = 0;          // machine code of installed variants

@@ -39,7 +39,9 @@ class GpuFusedRunner {
     std::lock_guard<std::mutex> lock(mutex_);
     GpuRunResult result;
     try {
+      const std::uint64_t moved_before = stats_.bytes_to_device + stats_.bytes_to_host;
       CudaStatus s = run_locked(spec, args, &result.flag);
+      result.bytes_moved = stats_.bytes_to_device + stats_.bytes_to_host - moved_before;
       result.ok = s.ok();
       result.error = s.error();
       // Drain copies a failed call left queued before its staging is reused.

@@ -19,6 +19,7 @@ struct GpuRunResult {
   bool ok = false;
   std::string error;       // why the GPU did not run it (ok == false)
   std::uint32_t flag = 0;  // value canary: 1 when check_non_finite saw NaN/Inf
+  std::uint64_t bytes_moved = 0;  // copied host -> device and back by this call
 };
 
 // Runs spec over rows [args.row_begin, args.row_end) of args.dims with host

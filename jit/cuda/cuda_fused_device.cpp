@@ -1,0 +1,58 @@
+// CudaFusedDevice: placement asks the launch checks that depend on the spec
+// alone; runs go through run_fused_on_gpu, which stages, launches and copies
+// back, and leaves the outputs untouched on any failure.
+#include "jit/cuda/cuda_fused_device.h"
+
+#include <vector>
+
+#include "jit/cuda/driver.h"
+#include "jit/cuda/fused_launch.h"
+#include "jit/cuda/fused_runner.h"
+
+namespace canary::jit::cuda {
+
+namespace {
+
+class CudaFusedDevice final : public FusedDevice {
+ public:
+  explicit CudaFusedDevice(const CudaDriver& driver) : name_("cuda:0 " + driver.info().name) {}
+
+  std::string name() const override { return name_; }
+
+  // The spec-only checks of a launch (a malformed spec, range canaries, the
+  // parameter space), asked over an empty space; shapes are checked per call.
+  std::string unsupported(const FusedElementwiseSpec& spec) const override {
+    const std::int64_t dims[3] = {0, 0, 0};
+    FusedElementwiseSpec shapeless = spec;
+    shapeless.exact_dims.reset();
+    const std::vector<std::int64_t> strides(2 * spec.num_inputs, 0);
+    return check_gpu_launch(shapeless, dims, 0, 0, strides.data());
+  }
+
+  DeviceRun run(const FusedElementwiseSpec& spec, const FusedArgs& args) const override {
+    const GpuRunResult r = run_fused_on_gpu(spec, args);
+    DeviceRun out;
+    out.ok = r.ok;
+    out.error = r.error;
+    out.canaries = r.flag != 0 ? kNonFiniteCanary : 0u;
+    out.bytes_moved = r.bytes_moved;
+    return out;
+  }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace
+
+std::shared_ptr<const FusedDevice> open_cuda_fused_device(std::string& why) {
+  const CudaDriver* driver = CudaDriver::get();
+  if (driver == nullptr) {
+    why = CudaDriver::absent_reason();
+    return nullptr;
+  }
+  why.clear();
+  return std::make_shared<CudaFusedDevice>(*driver);
+}
+
+}  // namespace canary::jit::cuda

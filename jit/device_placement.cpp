@@ -1,0 +1,23 @@
+// place_fused_groups: the device decides per spec (FusedDevice::unsupported).
+#include "jit/device_placement.h"
+
+namespace canary::jit {
+
+std::size_t place_fused_groups(Plan& plan, const FusedDevice& device) {
+  std::size_t placed = 0;
+  for (FusedStep& f : plan.fused) {
+    f.device_refusal = device.unsupported(f.spec);
+    f.on_device = f.device_refusal.empty();
+    if (f.on_device) ++placed;
+  }
+  plan.device = placed > 0 ? device.name() : std::string();
+  return placed;
+}
+
+std::size_t groups_on_device(const Plan& plan) {
+  std::size_t n = 0;
+  for (const FusedStep& f : plan.fused) n += f.on_device ? 1 : 0;
+  return n;
+}
+
+}  // namespace canary::jit
