@@ -62,7 +62,8 @@ json decision_json(const CostDecision& d) {
   return {{"anchor", d.anchor}, {"trace", d.trace}, {"call", d.call}, {"profile", d.profile},
           {"chosen", d.candidates.empty() ? "" : d.candidates[d.chosen].name}, {"reason", d.reason},
           {"weights", {{"latency", w.latency}, {"tail", w.tail}, {"error", w.error}, {"flips", w.flips},
-                       {"variance", w.variance}, {"deopt", w.deopt}, {"energy", w.energy}, {"memory", w.memory}}},
+                       {"variance", w.variance}, {"deopt", w.deopt}, {"energy", w.energy}, {"memory", w.memory},
+                       {"transfer", w.transfer}}},
           {"limits", {{"max_relative_error", l.max_relative_error}, {"relative_floor", l.relative_floor},
                       {"reject_far_flips", l.reject_far_flips}, {"max_variance_ratio", l.max_variance_ratio}}},
           {"candidates", candidates}, {"table", d.to_table()}};

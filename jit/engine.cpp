@@ -116,6 +116,7 @@ Engine::Engine(std::shared_ptr<const vm::Program> program, const JitOptions& opt
                 "): fused groups run on the CPU";
     events_.add(std::move(e));
   }
+  if (cost_options_.enabled && device_) nvml_ = std::make_unique<cost::NvmlEnergy>();
   if (!options_.profile_path.empty()) load_learned_profile();
 }
 

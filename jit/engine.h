@@ -18,6 +18,7 @@
 #include "canary/options.h"
 #include "canary/stats.h"
 #include "jit/compiled_trace.h"
+#include "jit/cost/nvml_energy.h"
 #include "jit/cost/trial.h"
 #include "jit/event_log.h"
 #include "jit/fused_device.h"
@@ -112,6 +113,9 @@ class Engine {
   bool cost_enabled() const { return cost_options_.enabled && active(); }
   const CostModelOptions& cost_options() const { return cost_options_; }
   const cost::RaplReader& rapl() const { return rapl_; }
+  // GPU energy for candidates with groups on the GPU; null unless the cost
+  // model is on and a GPU is in use (readable() may still be false).
+  const cost::NvmlEnergy* nvml() const { return nvml_.get(); }
   std::optional<cost::Ticket> ticket(bool may_shadow, bool new_shape) noexcept;
   // The candidate a ticket names; null for the interpreter (or a trial that ended).
   std::shared_ptr<const CompiledTrace> ticket_trace(const cost::Ticket& ticket) const;
@@ -214,6 +218,7 @@ class Engine {
   std::atomic<std::uint64_t> monitor_calls_{0};
   std::atomic<std::uint64_t> use_clock_{0};  // Engine::next_tick
   std::shared_ptr<const FusedDevice> device_;  // JitOptions::device
+  std::unique_ptr<cost::NvmlEnergy> nvml_;
   std::string device_absent_;                  // why none, when one was asked for
   std::optional<x86::Isa> isa_;
   x86::CodeCache cache_;

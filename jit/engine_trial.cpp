@@ -36,13 +36,15 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::sh
   first.plan = configured_plan_options();
   first.plan.tier = primary->plan().tier;
   first.plan.math = primary->plan().math;
+  first.plan.fused_on_device = !primary->device_name().empty();  // where placement put its groups
   first.isa = *isa_;
   first.name = cost::candidate_name(first.plan, first.isa, false);
   const cost::TraceTraits traits = cost::trace_traits(*program_, task.trace, first.knowledge);
   auto trial = std::make_shared<cost::Trial>();
   trial->trace = task.trace.id;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (cost::CandidateSpec& spec : cost::candidate_specs(first, traits, task.trace, cost_options_, cores)) {
+  for (cost::CandidateSpec& spec :
+       cost::candidate_specs(first, traits, task.trace, cost_options_, cores, device_ != nullptr)) {
     cost::TrialCandidate c;
     c.measured.name = spec.name;
     if (spec.interpreter) {
@@ -55,10 +57,13 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::sh
       Plan plan = plan_trace(*program_, task.trace, spec.knowledge, spec.plan);
       c.trace = compile_variant(task.trace.id, std::move(plan), spec.plan, spec.isa, error);
       if (!c.trace) continue;
+      // The device refused every group: the same code as a CPU candidate.
+      if (spec.plan.fused_on_device && c.trace->device_name().empty()) continue;
     }
     if (c.trace) {
       c.work = cost::estimate_work(c.trace->plan(), task.trace, *program_);
       c.measured.compile_ms = c.trace->compile_ms();
+      c.measured.transfer_bytes = c.work.device_bytes;
     }
     c.spec = std::move(spec);
     trial->candidates.push_back(std::move(c));

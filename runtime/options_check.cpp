@@ -35,7 +35,8 @@ void check_weights(const CostWeights& w) {
   for (const auto& [name, value] : {std::pair{"weights.latency", w.latency}, {"weights.tail", w.tail},
                                     {"weights.error", w.error}, {"weights.flips", w.flips},
                                     {"weights.variance", w.variance}, {"weights.deopt", w.deopt},
-                                    {"weights.energy", w.energy}, {"weights.memory", w.memory}})
+                                    {"weights.energy", w.energy}, {"weights.memory", w.memory},
+                                    {"weights.transfer", w.transfer}})
     check_number(name, value, 0.0, 1e6);
 }
 

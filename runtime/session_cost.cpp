@@ -3,6 +3,7 @@
 // the fp64 reference stay within Options::cost.max_shadow_overhead.
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "runtime/model_impl.h"
 
@@ -13,6 +14,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+
+// NVML's GPU energy counter, read only for a candidate with groups on the GPU.
+struct DeviceEnergyRead {
+  std::optional<std::uint64_t> millijoules;
+};
+DeviceEnergyRead read_device_energy(const jit::Engine& engine, const jit::cost::Ticket& ticket) {
+  const jit::cost::NvmlEnergy* nvml = engine.nvml();
+  if (nvml == nullptr || !nvml->readable()) return {};
+  const std::shared_ptr<const jit::CompiledTrace> trace = engine.ticket_trace(ticket);
+  if (!trace || trace->device_name().empty()) return {};
+  return {nvml->read_mj()};
+}
 
 }  // namespace
 
@@ -117,6 +130,7 @@ std::vector<Tensor> Session::Impl::run_call(const std::vector<Tensor>& inputs, b
   {
     const TicketScope scope(*hooks, *ticket);
     const jit::cost::RaplSample e0 = engine.rapl().readable() ? engine.rapl().read() : jit::cost::RaplSample{};
+    const DeviceEnergyRead gpu0 = read_device_energy(engine, *ticket);
     const Clock::time_point t0 = Clock::now();
     try {
       out = interpreter.run(inputs);
@@ -130,6 +144,14 @@ std::vector<Tensor> Session::Impl::run_call(const std::vector<Tensor>& inputs, b
     if (e0.ok) {
       sample.energy_joules = engine.rapl().joules_between(e0, engine.rapl().read());
       sample.energy_measured = true;
+    }
+    if (gpu0.millijoules) {
+      const DeviceEnergyRead gpu1 = read_device_energy(engine, *ticket);
+      // The counter only grows; a failed or backward read measures nothing.
+      if (gpu1.millijoules && *gpu1.millijoules >= *gpu0.millijoules) {
+        sample.device_energy_joules = static_cast<double>(*gpu1.millijoules - *gpu0.millijoules) * 1e-3;
+        sample.device_energy_read = true;
+      }
     }
     sample.candidate_ran = hooks->ticket_ran();
     if (ticket->serve) stats.cost.calls_us += sample.call_us;

@@ -29,6 +29,11 @@ struct CostWeights {
   double deopt = 1.0;     // expected deopt time per call / the fastest p50
   double energy = 0.0;    // energy per call / the lowest candidate's, minus 1
   double memory = 0.0;    // bytes materialised / the lowest candidate's, minus 1
+  // Bus time of the copies between host and GPU a candidate with groups on
+  // the GPU makes per call (modelled from its bytes) / the fastest p50.
+  // Latency already holds the copies as the trial saw them; this prices the
+  // bus itself, which other work on the machine competes for.
+  double transfer = 0.0;
 };
 
 // Hard gates: a candidate that fails one is never chosen, whatever its cost.
@@ -79,6 +84,9 @@ struct CostModelOptions {
   bool try_bf16 = true;        // bf16 MatMul/Gemm/Conv (when the trace has one)
   bool try_symbolic = true;    // every entry dim symbolic (when the shapes are exact)
   bool try_compensated = true; // compensated (Neumaier) sums in row kernels (when the trace has some)
+  // The other placement of the fused groups, on the GPU or on the CPU, when
+  // JitOptions::device is "auto" or "gpu" and a GPU is usable.
+  bool try_device = true;
   // More intra-op threads (up to max_candidate_threads, at most the host's
   // cores) for the region's heavy ops and large fused groups, when the host
   // has more than one core and the trace has such work. Off by default: on a

@@ -47,7 +47,8 @@ ShapeKnowledge all_dims_symbolic(const Trace& trace, ShapeKnowledge knowledge) {
 bool same(const CandidateSpec& a, const CandidateSpec& b) {
   return a.interpreter == b.interpreter && a.plan.tier == b.plan.tier && a.plan.math == b.plan.math &&
          a.plan.bf16_matmul == b.plan.bf16_matmul && a.plan.accumulation == b.plan.accumulation &&
-         a.plan.threads == b.plan.threads && a.isa == b.isa && a.knowledge.symbolic == b.knowledge.symbolic;
+         a.plan.threads == b.plan.threads && a.plan.fused_on_device == b.plan.fused_on_device && a.isa == b.isa &&
+         a.knowledge.symbolic == b.knowledge.symbolic;
 }
 
 bool is_heavy(graph::OpKind op) {
@@ -94,11 +95,13 @@ std::string candidate_name(const PlanOptions& plan, x86::Isa isa, bool all_symbo
   else if (plan.tier == Tier::SymbolicFused) name += " symbolic";
   if (plan.accumulation == Accumulation::Compensated) name += " compensated";
   if (plan.threads > 1) name += " " + std::to_string(plan.threads) + " threads";
+  if (plan.fused_on_device) name += " on gpu";
   return name;
 }
 
 std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const TraceTraits& traits,
-                                           const Trace& trace, const CostModelOptions& options, int host_cores) {
+                                           const Trace& trace, const CostModelOptions& options, int host_cores,
+                                           bool device_usable) {
   std::vector<CandidateSpec> out{primary};
   auto add = [&](CandidateSpec c, bool all_symbolic = false) {
     c.name = candidate_name(c.plan, c.isa, all_symbolic);
@@ -142,6 +145,13 @@ std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const T
   if (options.try_threads && traits.parallel_work && threads > 1) {
     CandidateSpec c = primary;
     c.plan.threads = threads;
+    add(c);
+  }
+  // The other placement: onto the GPU (JitOptions::device "auto"), or back
+  // to the CPU ("gpu").
+  if (options.try_device && device_usable && traits.elementwise && fused) {
+    CandidateSpec c = primary;
+    c.plan.fused_on_device = !primary.plan.fused_on_device;
     add(c);
   }
   CandidateSpec interp;

@@ -2,8 +2,9 @@
 // candidate per axis the trace gives a reason to try (fast math where it has
 // transcendentals, bf16 where it has MatMul/Gemm/Conv, unfused where it has
 // fused groups, AVX2 on an AVX-512 host, symbolic dims where they are exact,
-// compensated sums where it has row kernels that sum), and last the
-// interpreter, the reference-precision path.
+// compensated sums where it has row kernels that sum, the other placement of
+// fused groups where a GPU is usable), and last the interpreter, the
+// reference-precision path.
 #pragma once
 
 #include <string>
@@ -41,13 +42,16 @@ TraceTraits trace_traits(const vm::Program& program, const Trace& trace, const S
 
 // The candidates, `primary` (what the ladder would install) first and the
 // interpreter last; duplicates are never produced.
-// host_cores: the host's hardware threads (the threads axis needs more than one).
+// host_cores: the host's hardware threads (the threads axis needs more than one);
+// device_usable: a GPU can take fused groups (the placement axis needs one).
 std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const TraceTraits& traits,
-                                           const Trace& trace, const CostModelOptions& options, int host_cores);
+                                           const Trace& trace, const CostModelOptions& options, int host_cores,
+                                           bool device_usable = false);
 
 // "fused exact avx512 fp32", "fused exact avx2 bf16 symbolic" (learned dims
 // symbolic), "fused exact avx512 fp32 all dims symbolic", "fused exact avx512
-// fp32 compensated" (compensated row sums), ...
+// fp32 compensated" (compensated row sums), "fused exact avx512 fp32 on gpu"
+// (fused groups on the GPU), ...
 std::string candidate_name(const PlanOptions& plan, x86::Isa isa, bool all_symbolic);
 
 }  // namespace canary::jit::cost

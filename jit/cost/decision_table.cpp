@@ -103,7 +103,7 @@ std::string format_weights(const CostWeights& w) {
   return "weights: latency " + format_number(w.latency) + ", tail " + format_number(w.tail) + ", error " +
          format_number(w.error) + ", flips " + format_number(w.flips) + ", variance " + format_number(w.variance) +
          ", deopt " + format_number(w.deopt) + ", energy " + format_number(w.energy) + ", memory " +
-         format_number(w.memory) + "\n";
+         format_number(w.memory) + ", transfer " + format_number(w.transfer) + "\n";
 }
 
 // "limits: max relative error 0.0001, ..."

@@ -49,6 +49,7 @@ struct WorkEstimate {
   double bytes_moved = 0.0;        // bytes read and written by steps (fused groups: inputs and outputs only)
   double flops = 0.0;              // arithmetic (elementwise ops, MatMul/Gemm/Conv 2 per MAC, ...)
   double bytes_materialised = 0.0; // bytes of register values the steps write (peak-memory proxy)
+  double device_bytes = 0.0;       // bytes copied to and from the GPU: the inputs and outputs of groups placed there
 };
 // `trace` is the one the plan was made from: it gives every step's shapes.
 // For a loop trace it is the work of one iteration (hoisted steps excluded).
@@ -58,8 +59,10 @@ WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Progr
 WorkEstimate estimate_interpreter_work(const Trace& trace, const vm::Program& program);
 
 // Joules per call modelled from work, ISA and measured time: core power by
-// ISA while busy plus DRAM energy per byte (constants in energy_model.cpp, with
-// their sources in docs/COST_MODEL.md).
+// ISA while busy plus DRAM energy per byte, and for groups on a GPU the
+// board's active power while the copies occupy the bus plus the link's
+// energy per byte (constants in energy_model.cpp, with their sources in
+// docs/COST_MODEL.md).
 double modelled_joules(const WorkEstimate& work, x86::Isa isa, double seconds);
 
 }  // namespace canary::jit::cost

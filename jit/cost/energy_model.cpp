@@ -1,6 +1,7 @@
 // The energy model used where RAPL is not readable: core power by ISA
 // while busy plus DRAM energy per byte moved.
 #include "jit/cost/energy.h"
+#include "jit/cost/objective.h"
 
 #include <cmath>
 
@@ -34,13 +35,28 @@ double core_watts(x86::Isa isa) {
 
 constexpr double kJoulesPerByte = 20e-12;
 
+// Groups on a GPU (the CUDA backend stages each one's inputs over the bus
+// and copies its outputs back). While the copies run, the board draws
+// active power above idle: a data-centre GPU (A100, H100, H200: 300-700 W
+// TDP, 50-100 W idle) running copies and a memory-bound kernel that fills
+// a few SMs sits well below TDP, so 60 W above idle is charged for the bus
+// time at kModelledBusBytesPerSecond. The link itself: PCIe spends about
+// 5-7 pJ per bit, 50 pJ per byte.
+constexpr double kDeviceActiveWatts = 60.0;
+constexpr double kBusJoulesPerByte = 50e-12;
+
 }  // namespace
 
-// Core energy for the busy time plus memory energy for the bytes moved.
+// Core energy for the busy time (the calling thread waits for the GPU's
+// copies too) plus memory energy for the bytes moved, plus the GPU's.
 double modelled_joules(const WorkEstimate& work, x86::Isa isa, double seconds) {
-  const double busy = std::isfinite(seconds) && seconds > 0 ? seconds : 0.0;
-  const double bytes = std::isfinite(work.bytes_moved) && work.bytes_moved > 0 ? work.bytes_moved : 0.0;
-  return core_watts(isa) * busy + kJoulesPerByte * bytes;
+  const auto non_negative = [](double v) { return std::isfinite(v) && v > 0 ? v : 0.0; };
+  const double busy = non_negative(seconds);
+  const double bytes = non_negative(work.bytes_moved);
+  const double device_bytes = non_negative(work.device_bytes);
+  const double bus_seconds = device_bytes / kModelledBusBytesPerSecond;
+  return core_watts(isa) * busy + kJoulesPerByte * bytes + kDeviceActiveWatts * bus_seconds +
+         kBusJoulesPerByte * device_bytes;
 }
 
 }  // namespace canary::jit::cost

@@ -38,6 +38,7 @@ struct Baselines {
   double reference_p50 = 0.0; // the reference path's p50 (0: no samples)
   double min_energy = 0.0;
   double min_memory = 0.0;
+  bool any_transfer = false;  // some candidate copies to and from a GPU (the transfer term is shown)
 };
 
 // Two significant digits in exponent form without a trailing ".0": 3.1e-05, 1e-04.
@@ -91,6 +92,7 @@ Baselines compute_baselines(const std::vector<CandidateMeasurements>& candidates
   for (const CandidateMeasurements& c : candidates) {
     b.min_energy = std::min(b.min_energy, c.energy_joules);
     b.min_memory = std::min(b.min_memory, c.memory_bytes);
+    b.any_transfer = b.any_transfer || c.transfer_bytes > 0.0;
   }
   return b;
 }
@@ -155,7 +157,7 @@ void append_accuracy_terms(const CandidateMeasurements& c, const CostLimits& lim
   terms.push_back(make_term("decision margin p50", percentile(c.reference_margins, 0.5), "", 0.0, 0.0, margins));
 }
 
-// Variance, deopt, energy and memory rows.
+// Variance, deopt, energy, memory and host-device transfer rows.
 void append_resource_terms(const CandidateMeasurements& c, const Baselines& b, const CostWeights& w,
                            std::vector<CostTerm>& terms) {
   terms.push_back(make_term("variance ratio", c.variance_ratio, "", std::max(0.0, c.variance_ratio - 1.0), w.variance,
@@ -166,6 +168,10 @@ void append_resource_terms(const CandidateMeasurements& c, const Baselines& b, c
                             c.energy_measured ? "measured" : "modelled"));
   terms.push_back(make_term("peak memory", c.memory_bytes, "bytes", excess_over(c.memory_bytes, b.min_memory),
                             w.memory, true, "modelled"));
+  if (!b.any_transfer) return;  // no candidate uses a GPU
+  const double transfer_us = c.transfer_bytes / kModelledBusBytesPerSecond * 1e6;
+  terms.push_back(make_term("host-device transfer", c.transfer_bytes, "bytes", ratio_or_zero(transfer_us, b.min_p50),
+                            w.transfer, true, "modelled"));
 }
 
 // A gate row.
@@ -272,9 +278,9 @@ void choose(CostDecision& d, std::size_t reference) {
 // The default weights of a profile.
 CostWeights profile_weights(CostProfile profile) {
   switch (profile) {
-    case CostProfile::Speed: return CostWeights{1.0, 0.25, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0};
-    case CostProfile::Balanced: return CostWeights{1.0, 0.25, 0.5, 0.5, 0.5, 1.0, 0.25, 0.1};
-    case CostProfile::Robust: return CostWeights{1.0, 0.5, 2.0, 2.0, 2.0, 1.0, 0.5, 0.1};
+    case CostProfile::Speed: return CostWeights{1.0, 0.25, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0};
+    case CostProfile::Balanced: return CostWeights{1.0, 0.25, 0.5, 0.5, 0.5, 1.0, 0.25, 0.1, 0.5};
+    case CostProfile::Robust: return CostWeights{1.0, 0.5, 2.0, 2.0, 2.0, 1.0, 0.5, 0.1, 1.0};
   }
   throw Error(ErrorKind::Internal, "cost profile: unknown profile value " +
                                        std::to_string(static_cast<int>(profile)));

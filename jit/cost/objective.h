@@ -40,7 +40,13 @@ struct CandidateMeasurements {
   double energy_joules = 0.0;
   bool energy_measured = false;
   double memory_bytes = 0.0;           // bytes materialised per call (planned)
+  // Bytes copied between host and GPU per call (groups placed on the GPU), modelled.
+  double transfer_bytes = 0.0;
 };
+
+// The bus bandwidth the transfer term models copies at: a PCIe Gen4/Gen5
+// x16 link's achieved host-to-device rate from pinned memory (docs/COST_MODEL.md).
+inline constexpr double kModelledBusBytesPerSecond = 25e9;
 
 inline constexpr std::size_t kMaxMarginSamples = 4096;
 

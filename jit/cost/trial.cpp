@@ -52,8 +52,12 @@ void add_sample(TrialCandidate& c, const TrialSample& s) {
   if (s.energy_measured) {
     // Running mean of the measured joules per call.
     ++c.energy_samples;
-    m.energy_joules += (s.energy_joules - m.energy_joules) / static_cast<double>(c.energy_samples);
-    m.energy_measured = true;
+    c.host_energy_joules += (s.energy_joules - c.host_energy_joules) / static_cast<double>(c.energy_samples);
+  }
+  if (s.device_energy_read) {
+    c.device_energy_joules += s.device_energy_joules;
+    c.device_energy_window_us += s.call_us;
+    ++c.device_energy_calls;
   }
 }
 
@@ -154,7 +158,17 @@ void fill_expected_deopt(Trial& trial) {
 void fill_energy_and_memory(Trial& trial, x86::Isa host_isa) {
   for (TrialCandidate& c : trial.candidates) {
     c.measured.memory_bytes = c.work.bytes_materialised;
-    if (c.measured.energy_measured) continue;
+    const bool on_device = c.work.device_bytes > 0;
+    const bool device_measured = c.device_energy_calls > 0 && c.device_energy_window_us >= kDeviceEnergyWindowUs &&
+                                 c.device_energy_joules > 0;
+    // Never half measured: a GPU candidate without NVML is modelled whole.
+    c.measured.energy_measured = c.energy_samples > 0 && (!on_device || device_measured);
+    if (c.measured.energy_measured) {
+      c.measured.energy_joules =
+          c.host_energy_joules +
+          (on_device ? c.device_energy_joules / static_cast<double>(c.device_energy_calls) : 0.0);
+      continue;
+    }
     const double seconds = percentile(c.measured.latency_us, 0.5) * 1e-6;
     // The interpreter's heavy kernels are vectorised for the host like the compiled ones.
     const x86::Isa isa = c.trace ? c.spec.isa : host_isa;

@@ -33,8 +33,11 @@ struct TrialSample {
   std::uint64_t new_non_finite = 0, saturated = 0;
   std::uint64_t noise_copies = 0;
   double variance_ratio = 1.0;
-  bool energy_measured = false;
+  bool energy_measured = false;   // RAPL: the host package and DRAM during the call
   double energy_joules = 0.0;
+  // NVML: the GPU board during the call (candidates with groups on the GPU).
+  bool device_energy_read = false;
+  double device_energy_joules = 0.0;
 };
 
 struct TrialCandidate {
@@ -46,7 +49,17 @@ struct TrialCandidate {
   std::uint64_t reported = 0;                  // timed samples received (the first is the warm-up)
   std::uint64_t refused = 0;                   // trial calls its guards refused (the interpreter ran)
   std::uint64_t energy_samples = 0;            // RAPL-measured calls
+  double host_energy_joules = 0.0;             // their mean
+  // NVML reads around its calls: summed joules and call time, and how many.
+  double device_energy_joules = 0.0;
+  double device_energy_window_us = 0.0;
+  std::uint64_t device_energy_calls = 0;
 };
+
+// NVML's counter advances every 20-100 ms: a GPU candidate's energy counts
+// as measured only over calls that add up to this much time with the
+// counter moving, and is otherwise modelled.
+inline constexpr double kDeviceEnergyWindowUs = 200'000.0;
 
 // The handle a session holds for one call.
 struct Ticket {
@@ -109,7 +122,9 @@ std::vector<TensorHeader> headers_of_key(const std::vector<std::int64_t>& key, s
 // recorded shapes its guards reject times (the interpreter's p50 + one
 // exit), from the trial's shape histogram.
 void fill_expected_deopt(Trial& trial);
-// Modelled energy (where RAPL was not read) and planned memory per candidate.
+// Energy per candidate: measured where RAPL was read (and, for a candidate
+// with groups on the GPU, NVML over kDeviceEnergyWindowUs), otherwise
+// modelled; and planned memory.
 void fill_energy_and_memory(Trial& trial, x86::Isa host_isa);
 
 }  // namespace canary::jit::cost

@@ -152,7 +152,9 @@ WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Progr
     if (step.hoisted) continue;
     if (step.kind == StepKind::Fused && step.fused < plan.fused.size()) {
       const FusedStep& f = plan.fused[step.fused];
+      const double before = w.bytes_moved;
       add_group_work(program, ops_at(by_pc, f.pcs), f.inputs, f.outputs, w);
+      if (f.on_device) w.device_bytes += w.bytes_moved - before;  // staged over, copied back
     } else if (step.kind == StepKind::Row && step.fused < plan.rows.size()) {
       const RowStep& r = plan.rows[step.fused];
       std::vector<vm::RegId> inputs = r.inputs;

@@ -381,7 +381,7 @@ TEST_CASE("cost decision table shows the choice, terms and failed gates", "[unit
   d.call = 42;
   const std::string text = d.to_table();
   CHECK(text.rfind("profile robust, anchor 'entry', trace 3, call 42, chosen 'fused exact avx512': ", 0) == 0);
-  CHECK(text.find("weights: latency 1, tail 0.5, error 2, flips 2, variance 2, deopt 1, energy 0.5, memory 0.1\n") !=
+  CHECK(text.find("weights: latency 1, tail 0.5, error 2, flips 2, variance 2, deopt 1, energy 0.5, memory 0.1, transfer 1\n") !=
         std::string::npos);
   CHECK(text.find("limits: max relative error 1e-06, relative floor 0.001, reject far flips yes, max variance ratio 1.25\n") !=
         std::string::npos);
