@@ -26,5 +26,9 @@ void check_dynamic_shapes(std::vector<Row>& rows);
 void check_bandwidth(const jit::cuda::CudaDriver& driver, std::vector<Row>& rows);
 // Launch + synchronize of a one-element kernel, and a small run_fused_on_gpu round trip.
 void check_launch_overhead(const jit::cuda::CudaDriver& driver, std::vector<Row>& rows);
+// Compiled traces with JitOptions::device "gpu" through the API (engine_checks.cpp): a
+// dynamic-shape stream against the interpreter, and a launch fault mid-stream.
+void check_engine_stream(std::vector<Row>& rows);
+void check_engine_fallback(std::vector<Row>& rows);
 
 }  // namespace canary::gpu_check

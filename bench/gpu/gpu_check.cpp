@@ -1,7 +1,8 @@
 // gpu_check: the CUDA backend on a real GPU, in one short table: device,
 // differential suite against the CPU reference, fault fallback, fused chain
-// bandwidth against the device's copy bandwidth, launch overhead and a
-// dynamic-shape stream.
+// bandwidth against the device's copy bandwidth, launch overhead, a
+// dynamic-shape stream, and compiled traces on the GPU through the API
+// (JitOptions::device "gpu") with a launch fault mid-stream.
 //
 //   gpu_check [--require-gpu]
 //
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
   gc::check_bandwidth(*driver, rows);
   gc::check_launch_overhead(*driver, rows);
   gc::check_dynamic_shapes(rows);
+  gc::check_engine_stream(rows);
+  gc::check_engine_fallback(rows);
   const cuda::GpuFusedStats s = cuda::gpu_fused_stats();
   char text[200];
   std::snprintf(text, sizeof text, "%d modules compiled (%.1f ms total, emit + driver JIT), %llu runs, %llu refused",

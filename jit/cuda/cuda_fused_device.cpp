@@ -19,15 +19,7 @@ class CudaFusedDevice final : public FusedDevice {
 
   std::string name() const override { return name_; }
 
-  // The spec-only checks of a launch (a malformed spec, range canaries, the
-  // parameter space), asked over an empty space; shapes are checked per call.
-  std::string unsupported(const FusedElementwiseSpec& spec) const override {
-    const std::int64_t dims[3] = {0, 0, 0};
-    FusedElementwiseSpec shapeless = spec;
-    shapeless.exact_dims.reset();
-    const std::vector<std::int64_t> strides(2 * spec.num_inputs, 0);
-    return check_gpu_launch(shapeless, dims, 0, 0, strides.data());
-  }
+  std::string unsupported(const FusedElementwiseSpec& spec) const override { return gpu_unsupported(spec); }
 
   DeviceRun run(const FusedElementwiseSpec& spec, const FusedArgs& args) const override {
     const GpuRunResult r = run_fused_on_gpu(spec, args);
@@ -44,6 +36,15 @@ class CudaFusedDevice final : public FusedDevice {
 };
 
 }  // namespace
+
+// The launch checks asked over an empty space, which no shape can fail.
+std::string gpu_unsupported(const FusedElementwiseSpec& spec) {
+  const std::int64_t dims[3] = {0, 0, 0};
+  FusedElementwiseSpec shapeless = spec;
+  shapeless.exact_dims.reset();
+  const std::vector<std::int64_t> strides(2 * spec.num_inputs, 0);
+  return check_gpu_launch(shapeless, dims, 0, 0, strides.data());
+}
 
 std::shared_ptr<const FusedDevice> open_cuda_fused_device(std::string& why) {
   const CudaDriver* driver = CudaDriver::get();

@@ -9,6 +9,11 @@
 
 namespace canary::jit::cuda {
 
+// Why the CUDA backend cannot run spec at any shape ("" when it can): the
+// spec-only launch checks (a malformed spec, range canaries, the kernel
+// parameter space); shapes are checked per call.
+std::string gpu_unsupported(const FusedElementwiseSpec& spec);
+
 // Device 0 when the driver came up; otherwise nullptr with `why` set to the
 // driver's reason ("libcuda.so.1: cannot open shared object file: ...").
 std::shared_ptr<const FusedDevice> open_cuda_fused_device(std::string& why);
