@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "tests/jit_differential/value_bounds.h"
+#include "tests/runtime/host_fused_device.h"
 
 namespace canary::differential {
 namespace {
@@ -209,16 +210,18 @@ std::string describe_events(const std::vector<Event>& events, std::size_t limit)
   return s.empty() ? "  (none)\n" : s;
 }
 
-DifferentialRunner::DifferentialRunner() : interpreter_(interpreter_options()) {}
+DifferentialRunner::DifferentialRunner()
+    : interpreter_(interpreter_options()), device_(std::make_shared<test::HostFusedDevice>()) {}
 
 // The JIT runtime for the options' threshold, canaries and fault injection (created once).
 const Runtime& DifferentialRunner::jit_runtime(const HarnessOptions& options) {
   std::string key = std::to_string(options.hot_threshold) + (options.value_canaries ? "+canaries:" : ":") +
-                    options.isa + ":" + options.fault_injection;
+                    options.isa + ":" + options.fault_injection + (options.device ? ":device" : "");
   auto& slot = jit_[key];
   if (!slot) {
     Options o = jit_options(options.hot_threshold, options.value_canaries, options.fault_injection);
     o.jit.isa = options.isa;
+    if (options.device) o.jit.device = "gpu";
     slot = std::make_unique<Runtime>(o);
   }
   return *slot;
@@ -234,6 +237,9 @@ DifferentialReport DifferentialRunner::run(const RandomGraph& graph, const std::
   bool use_twin =
       options.compare_reference && options.values.non_finite_fraction > 0 && graph.unsaturated_text != graph.text;
   try {
+    // The device is taken when the model loads (runtime/fused_device_lookup.cpp).
+    std::optional<jit::ScopedDeviceOverride> device;
+    if (options.device) device.emplace(device_);
     jit_model = jit_runtime(options).load_text(graph.text, source);
     interp_model = interpreter_.load_text(graph.text, source);
     if (use_twin) twin_model = interpreter_.load_text(graph.unsaturated_text, source + "_unsaturated");

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "canary/canary.h"
+#include "jit/fused_device.h"
 #include "tests/jit_differential/random_graph.h"
 #include "tests/jit_differential/shape_stream.h"
 #include "tests/jit_differential/tensor_compare.h"
@@ -36,6 +37,10 @@ struct HarnessOptions {
   std::string fault_injection;          // JitOptions::fault_injection of the JIT runtime
   bool identical_to_interpreter = false;  // JIT results must equal the interpreter's bit for bit
   std::string isa = "auto";             // JitOptions::isa of the JIT runtime
+  // Fused groups run on a device (JitOptions::device "gpu"): the host
+  // stand-in (tests/runtime/host_fused_device.h), computing through the
+  // reference evaluator on the arguments a GPU would get.
+  bool device = false;
 };
 
 // What one graph's run found.
@@ -82,6 +87,7 @@ class DifferentialRunner {
  private:
   const Runtime& jit_runtime(const HarnessOptions& options);
   Runtime interpreter_;
+  std::shared_ptr<const jit::FusedDevice> device_;  // for HarnessOptions::device
   std::map<std::string, std::unique_ptr<Runtime>> jit_;
 };
 

@@ -45,14 +45,16 @@ std::vector<std::uint64_t> suite_seeds(std::uint64_t first, std::size_t count) {
 }
 
 // The harness settings of a seed: hot threshold 1 or 2, value canaries on a
-// quarter of the graphs, and the vector tiers in turn (the host's best, AVX2,
-// scalar: every tier the JIT may pick on some machine).
+// quarter of the graphs, the vector tiers in turn (the host's best, AVX2,
+// scalar: every tier the JIT may pick on some machine), and a fifth of the
+// graphs with their fused groups on a device (the host stand-in).
 HarnessOptions options_for(std::uint64_t seed) {
   HarnessOptions o;
   o.hot_threshold = seed % 2 == 0 ? 1 : 2;
   o.value_canaries = seed % 4 == 3;
   static const char* const kIsas[] = {"auto", "avx2", "scalar"};
   o.isa = kIsas[seed % 3];
+  o.device = seed % 5 == 2;  // a fifth of the graphs run their fused groups on the host stand-in device
   return o;
 }
 
@@ -61,6 +63,7 @@ struct Totals {
   std::size_t graphs = 0, calls = 0, error_calls = 0, failures = 0;
   std::size_t if_graphs = 0, if_both_branches = 0;
   std::size_t compiled = 0, compile_failed = 0, compiled_entries = 0, side_trace_entries = 0, tiled_calls = 0;
+  std::size_t device_calls = 0, device_fallbacks = 0;
   std::int64_t compared = 0, non_finite = 0, saturated = 0;
   double worst_jit = 0, worst_reference = 0;
 
@@ -79,6 +82,8 @@ struct Totals {
     compiled_entries += r.jit.compiled_entries;
     side_trace_entries += r.jit.side_trace_entries;
     tiled_calls += r.jit.tiled_fused_calls;
+    device_calls += r.jit.device_fused_calls;
+    device_fallbacks += r.jit.device_fallbacks;
     compared += r.compared;
     non_finite += r.non_finite;
     saturated += r.saturated;
@@ -133,6 +138,9 @@ TEST_CASE("differential: 1000 random graphs agree across the JIT and the interpr
     CHECK(t.side_trace_entries > 0);  // so the comparisons cover side traces too
     INFO(t.tiled_calls << " fused calls ran short rows as long tiles");
     CHECK(t.tiled_calls > 0);  // and fused calls that tile their short rows
+    INFO(t.device_calls << " fused calls ran on the stand-in device");
+    CHECK(t.device_calls > 0);        // and groups placed on a device
+    CHECK(t.device_fallbacks == 0);   // which never fails
   }
   CHECK(t.non_finite == 0);  // well-conditioned graphs never overflow
   check_jit_was_active(t);
