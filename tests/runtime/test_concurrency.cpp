@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "host_fused_device.h"
 #include "jit_test_models.h"
 
 using namespace canary;
@@ -168,4 +169,36 @@ TEST_CASE("concurrency: the cost model's trials with sessions on several threads
   // now depends on how the threads' shapes and the shadow budget fell, and
   // what this test checks is that every output stayed right meanwhile.
   CHECK(std::any_of(events.begin(), events.end(), [](const Event& e) { return e.kind == EventKind::Decision; }));
+}
+
+TEST_CASE("concurrency: sessions on several threads run groups on a device that fails under them",
+          "[unit][concurrency][device][api]") {
+  // Runs 1..40 succeed, then every run fails: some threads are mid-call on
+  // the device when another's failure turns it off for the trace.
+  HostFusedDevice::Script script;
+  script.fail_from_run = 41;
+  auto device = std::make_shared<HostFusedDevice>(script);
+  jit::ScopedDeviceOverride installed(device);
+  Options o = background_jit();
+  o.jit.synchronous = true;  // the symbolic retrace lands within the streams, on the thread that recorded it
+  o.jit.device = "gpu";
+  Runtime rt(o), ref_rt(interpreter_options());
+  const Model model = elementwise_chain(rt), reference = elementwise_chain(ref_rt);
+  const int calls = calls_per_thread(120);
+  stress(model, reference, 8, calls, chain_inputs, 1e-5);
+  JitStats stats;
+  {
+    Session s = model.session();
+    s.run(chain_inputs(0, 0));
+    stats = s.stats().jit;
+  }
+  INFO(event_messages(model));
+  CHECK(device->runs() >= 41);  // the device ran, and failed
+  // Each trace that met a failure reports it once, however many threads met it.
+  std::size_t failures = 0;
+  for (const Event& e : model.events())
+    if (e.kind == EventKind::Fallback && e.message.find("a fused group failed on host:0 test device") != std::string::npos)
+      ++failures;
+  CHECK(failures >= 1);
+  CHECK(failures == stats.device_fallbacks);
 }
