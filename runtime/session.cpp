@@ -105,12 +105,8 @@ Session::Impl::Impl(std::shared_ptr<const Model::Impl> m, std::shared_ptr<const 
     if (hooks) hooks->set_timers(timers.get());
   }
   for (const TensorSpec& spec : model->inputs) stats.input_shapes.push_back({spec.name, {}, 0});
-  if (hooks && model->engine->cost_enabled()) {
-    std::vector<std::string> in, out;
-    for (const TensorSpec& spec : model->inputs) in.push_back(spec.name);
-    for (const TensorSpec& spec : model->outputs) out.push_back(spec.name);
-    shadow = std::make_unique<ShadowRunner>(model->reference_program, model->options, std::move(in), std::move(out));
-  }
+  if (hooks && model->engine->cost_enabled())
+    shadow = std::make_unique<ShadowRunner>(model->reference_program, model->options, model->inputs, model->outputs);
 }
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -77,6 +77,7 @@ std::vector<std::pair<jit::cost::Ticket, jit::cost::TrialSample>> Session::Impl:
   const auto run = [&](const std::vector<Tensor>& x) { return interpreter.run(x); };
   try {
     const ShadowRunner::Reference ref = shadow->reference(inputs);
+    if (ref.batched) ++stats.cost.batched_noise_calls;
     shadow->compare(ref, outputs, run, sample);
     if (ticket.monitor) return others;
     for (std::uint32_t k : model->engine->shadow_candidates(ticket)) {

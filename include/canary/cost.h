@@ -113,6 +113,14 @@ struct CostModelOptions {
   // Gaussian noise noise_sigma) per shadowed trial call; 0 disables the term.
   int noise_copies = 3;
   double noise_sigma = 1e-3;
+  // The fp64 reference runs the copies as one batch stacked along dim 0
+  // where the model's signature makes dim 0 a batch and the first shadowed
+  // call confirms it gives each copy's own bits (runtime/shadow_runner.h);
+  // the candidate's copies always run one by one, at the call's shape. Off
+  // by default: the reference kernels cost per element, so a batch saved
+  // nothing measurable (0.94-1.09x the shadow time on the samples and on a
+  // model of 30 small ops; docs/COST_MODEL.md).
+  bool batch_noise_copies = false;
   std::uint64_t seed = 1;
   // Inputs that are dropout masks (0/1 tensors): perturbed copies redraw
   // them (keep probability: the mask's mean) instead of adding noise.
@@ -173,6 +181,9 @@ struct CostStats {
   double max_shadow_us = 0.0;             // the longest single shadowed call (the budget's granularity:
                                           // a shadow is admitted on an estimate, so it may overshoot by one)
   double calls_us = 0.0;                  // time in run() outside shadows (the budget's denominator)
+  // Shadowed calls whose reference ran the noise copies as one batch (dim 0
+  // a batch by the signature, confirmed bit for bit on the first shadow).
+  std::uint64_t batched_noise_calls = 0;
   double overhead() const { return calls_us > 0 ? shadow_us / calls_us : 0.0; }
 };
 
