@@ -495,6 +495,7 @@ bool CompiledTrace::run_on_device(const FusedStep& fs, FusedArgs args, std::int6
     run.device_bytes += r.bytes_moved;
     return true;
   }
+  if (r.declined) return false;  // this call's shapes only: the next call tries again
   std::lock_guard lock(device_mu_);
   if (!device_off_.exchange(true)) {  // the first failure reports; racing ones just fall back
     device_error_ = r.error.empty() ? "the device reported no reason" : r.error;

@@ -57,8 +57,18 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::sh
       Plan plan = plan_trace(*program_, task.trace, spec.knowledge, spec.plan);
       c.trace = compile_variant(task.trace.id, std::move(plan), spec.plan, spec.isa, error);
       if (!c.trace) continue;
-      // The device refused every group: the same code as a CPU candidate.
-      if (spec.plan.fused_on_device && c.trace->device_name().empty()) continue;
+      if (spec.plan.fused_on_device && c.trace->device_name().empty()) {
+        // Nothing went to the device (an unfused candidate has no groups, or
+        // the device refused them all): it is the CPU candidate of its axis,
+        // kept under that name unless the list already has it.
+        spec.plan.fused_on_device = false;
+        const std::string suffix = " on gpu";
+        if (spec.name.size() > suffix.size() && spec.name.ends_with(suffix))
+          spec.name.resize(spec.name.size() - suffix.size());
+        const bool duplicate = std::any_of(trial->candidates.begin(), trial->candidates.end(),
+                                           [&](const cost::TrialCandidate& o) { return o.spec.name == spec.name; });
+        if (duplicate) continue;
+      }
     }
     if (c.trace) {
       c.work = cost::estimate_work(c.trace->plan(), task.trace, *program_);
@@ -213,6 +223,8 @@ void Engine::finish_trial(Anchor& a, vm::AnchorId anchor, std::uint64_t call, co
   cost::Trial& trial = *a.trial;
   cost::fill_expected_deopt(trial);
   cost::fill_energy_and_memory(trial, *isa_);
+  for (cost::TrialCandidate& c : trial.candidates)
+    if (c.trace) c.measured.device_failure = c.trace->device_error();
   std::vector<cost::CandidateMeasurements> measured;
   for (const cost::TrialCandidate& c : trial.candidates) measured.push_back(c.measured);
   // A trial whose compiled candidates all had their guards refuse the

@@ -22,6 +22,9 @@ struct DeviceRun {
   std::string error;           // why the device did not run it (ok == false)
   std::uint32_t canaries = 0;  // kNonFiniteCanary when the value canary saw NaN/Inf
   std::uint64_t bytes_moved = 0;  // host <-> device, both ways
+  // Not run because of this call's shapes (e.g. more elements than one
+  // launch covers): the CPU runs this call and the group stays placed.
+  bool declined = false;
 };
 
 class FusedDevice {
@@ -33,8 +36,8 @@ class FusedDevice {
   // before anything is compiled for the device.
   virtual std::string unsupported(const FusedElementwiseSpec& spec) const = 0;
   // Runs rows [args.row_begin, args.row_end) of spec on host pointers, as
-  // evaluate_fused_reference does; on failure the outputs are untouched.
-  // Thread-safe; never throws.
+  // evaluate_fused_reference does; on failure (or a decline) the outputs
+  // are untouched. Thread-safe; never throws.
   virtual DeviceRun run(const FusedElementwiseSpec& spec, const FusedArgs& args) const = 0;
 };
 

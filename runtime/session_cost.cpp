@@ -15,15 +15,15 @@ using Clock = std::chrono::steady_clock;
 
 double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
-// NVML's GPU energy counter, read only for a candidate with groups on the GPU.
+// NVML's GPU energy counter, read around every candidate's calls while a GPU
+// is in use: the board draws (idle) power whichever candidate runs, so every
+// measured figure includes it and they compare.
 struct DeviceEnergyRead {
   std::optional<std::uint64_t> millijoules;
 };
-DeviceEnergyRead read_device_energy(const jit::Engine& engine, const jit::cost::Ticket& ticket) {
+DeviceEnergyRead read_device_energy(const jit::Engine& engine) {
   const jit::cost::NvmlEnergy* nvml = engine.nvml();
   if (nvml == nullptr || !nvml->readable()) return {};
-  const std::shared_ptr<const jit::CompiledTrace> trace = engine.ticket_trace(ticket);
-  if (!trace || trace->device_name().empty()) return {};
   return {nvml->read_mj()};
 }
 
@@ -131,7 +131,7 @@ std::vector<Tensor> Session::Impl::run_call(const std::vector<Tensor>& inputs, b
   {
     const TicketScope scope(*hooks, *ticket);
     const jit::cost::RaplSample e0 = engine.rapl().readable() ? engine.rapl().read() : jit::cost::RaplSample{};
-    const DeviceEnergyRead gpu0 = read_device_energy(engine, *ticket);
+    const DeviceEnergyRead gpu0 = read_device_energy(engine);
     const Clock::time_point t0 = Clock::now();
     try {
       out = interpreter.run(inputs);
@@ -147,7 +147,7 @@ std::vector<Tensor> Session::Impl::run_call(const std::vector<Tensor>& inputs, b
       sample.energy_measured = true;
     }
     if (gpu0.millijoules) {
-      const DeviceEnergyRead gpu1 = read_device_energy(engine, *ticket);
+      const DeviceEnergyRead gpu1 = read_device_energy(engine);
       // The counter only grows; a failed or backward read measures nothing.
       if (gpu1.millijoules && *gpu1.millijoules >= *gpu0.millijoules) {
         sample.device_energy_joules = static_cast<double>(*gpu1.millijoules - *gpu0.millijoules) * 1e-3;

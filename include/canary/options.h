@@ -95,7 +95,8 @@ struct JitOptions {
   // copied over and its outputs back at the group's boundary; where no GPU
   // is usable, a Fallback event says why and everything runs on the CPU.
   // "auto": the cost model (Options::cost, which must be enabled) places
-  // each trace by measuring both. A group that fails on the GPU (a module
+  // each trace by measuring both; until its trial decides, it runs on the
+  // CPU. A call too large for one launch runs on the CPU alone. A group that fails on the GPU (a module
   // that does not load, a failed launch, out of device memory) finishes on
   // the CPU, and its trace stays there (JitStats::device_fallbacks).
   std::string device = "cpu";

@@ -205,6 +205,8 @@ std::vector<CostGate> evaluate_gates(const CandidateMeasurements& c, const CostL
     if (c.far_flips > 0) detail += " (smallest reference margin " + format_sci(c.min_far_margin) + ")";
     gates.push_back(make_gate("no far flips", c.far_flips == 0, detail));
   }
+  if (!c.device_failure.empty())
+    gates.push_back(make_gate("device ran", false, "its GPU run failed: " + c.device_failure));
   if (c.noise_copies == 0) {
     gates.push_back(make_gate("variance ratio", true, "not measured"));
   } else {

@@ -42,6 +42,9 @@ struct CandidateMeasurements {
   double memory_bytes = 0.0;           // bytes materialised per call (planned)
   // Bytes copied between host and GPU per call (groups placed on the GPU), modelled.
   double transfer_bytes = 0.0;
+  // Its groups left the GPU after a run there failed (CompiledTrace::device_error):
+  // it runs other code than its name says, and fails the "device ran" gate.
+  std::string device_failure;
 };
 
 // The bus bandwidth the transfer term models copies at: a PCIe Gen4/Gen5

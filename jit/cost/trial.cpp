@@ -54,7 +54,10 @@ void add_sample(TrialCandidate& c, const TrialSample& s) {
     ++c.energy_samples;
     c.host_energy_joules += (s.energy_joules - c.host_energy_joules) / static_cast<double>(c.energy_samples);
   }
-  if (s.device_energy_read) {
+  // The candidate's first call (compiles the GPU module, fills caches) is
+  // its warm-up for energy as for latency.
+  c.device_energy_seen = c.device_energy_seen || s.device_energy_read;
+  if (s.device_energy_read && s.timed && c.reported > 1) {
     c.device_energy_joules += s.device_energy_joules;
     c.device_energy_window_us += s.call_us;
     ++c.device_energy_calls;
@@ -159,14 +162,17 @@ void fill_energy_and_memory(Trial& trial, x86::Isa host_isa) {
   for (TrialCandidate& c : trial.candidates) {
     c.measured.memory_bytes = c.work.bytes_materialised;
     const bool on_device = c.work.device_bytes > 0;
-    const bool device_measured = c.device_energy_calls > 0 && c.device_energy_window_us >= kDeviceEnergyWindowUs &&
-                                 c.device_energy_joules > 0;
-    // Never half measured: a GPU candidate without NVML is modelled whole.
-    c.measured.energy_measured = c.energy_samples > 0 && (!on_device || device_measured);
+    const bool nvml_read = c.device_energy_seen;
+    const bool device_measured =
+        nvml_read && c.device_energy_window_us >= kDeviceEnergyWindowUs && c.device_energy_joules > 0;
+    // Never half measured: where NVML is read (a GPU is in use) every
+    // candidate needs its window, and a GPU candidate without NVML is
+    // modelled whole.
+    c.measured.energy_measured = c.energy_samples > 0 && (nvml_read ? device_measured : !on_device);
     if (c.measured.energy_measured) {
       c.measured.energy_joules =
           c.host_energy_joules +
-          (on_device ? c.device_energy_joules / static_cast<double>(c.device_energy_calls) : 0.0);
+          (c.device_energy_calls > 0 ? c.device_energy_joules / static_cast<double>(c.device_energy_calls) : 0.0);
       continue;
     }
     const double seconds = percentile(c.measured.latency_us, 0.5) * 1e-6;

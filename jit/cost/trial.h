@@ -54,11 +54,13 @@ struct TrialCandidate {
   double device_energy_joules = 0.0;
   double device_energy_window_us = 0.0;
   std::uint64_t device_energy_calls = 0;
+  bool device_energy_seen = false;  // NVML was read for it (its warm-up call included)
 };
 
-// NVML's counter advances every 20-100 ms: a GPU candidate's energy counts
-// as measured only over calls that add up to this much time with the
-// counter moving, and is otherwise modelled.
+// NVML's counter advances every 20-100 ms: where it is read (every
+// candidate's calls while a GPU is in use, after each one's warm-up call), a
+// candidate's energy counts as measured only once its read calls add up to
+// this much time and the counter moved over them; otherwise it is modelled.
 inline constexpr double kDeviceEnergyWindowUs = 200'000.0;
 
 // The handle a session holds for one call.

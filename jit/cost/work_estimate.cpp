@@ -180,7 +180,9 @@ WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Progr
       } else if (c.separate.fused < plan.fused.size()) {
         // The result is stored, then the separate group reads it.
         const FusedStep& f = plan.fused[c.separate.fused];
+        const double before = w.bytes_moved;
         add_group_work(program, ops, f.inputs, f.outputs, w);
+        if (f.on_device) w.device_bytes += w.bytes_moved - before;
       }
     } else if (step.kind == StepKind::ScanSlice || step.kind == StepKind::ScanAppend) {
       // A copy of one iteration's element: read once, written once.

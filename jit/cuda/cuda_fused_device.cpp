@@ -22,8 +22,15 @@ class CudaFusedDevice final : public FusedDevice {
   std::string unsupported(const FusedElementwiseSpec& spec) const override { return gpu_unsupported(spec); }
 
   DeviceRun run(const FusedElementwiseSpec& spec, const FusedArgs& args) const override {
-    const GpuRunResult r = run_fused_on_gpu(spec, args);
     DeviceRun out;
+    // What placement could not know: this call's extent against the launch limits.
+    if (std::string why = check_gpu_launch(spec, args.dims, args.row_begin, args.row_end, args.strides);
+        !why.empty()) {
+      out.declined = true;
+      out.error = why;
+      return out;
+    }
+    const GpuRunResult r = run_fused_on_gpu(spec, args);
     out.ok = r.ok;
     out.error = r.error;
     out.canaries = r.flag != 0 ? kNonFiniteCanary : 0u;

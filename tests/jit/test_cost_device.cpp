@@ -181,6 +181,40 @@ TEST_CASE("cost trial: a GPU candidate's energy is measured only with NVML over 
   CHECK(trial.candidates[0].measured.energy_joules == Approx(2e-3 + 0.25));
 }
 
+TEST_CASE("cost trial: where NVML is read, a CPU candidate needs the window too, and warm-up calls do not count",
+          "[unit][cost][device]") {
+  Trial trial;
+  TrialCandidate cpu;
+  cpu.work.bytes_moved = 1e6;
+  cpu.measured.latency_us.assign(4, 100.0);
+  TrialSample s;
+  s.candidate_ran = true;
+  s.call_us = kDeviceEnergyWindowUs;  // a whole window in one call...
+  s.energy_measured = true;
+  s.energy_joules = 2e-3;
+  s.device_energy_read = true;
+  s.device_energy_joules = 5.0;
+  add_sample(cpu, s);  // ...but the first call is the warm-up
+  trial.candidates.push_back(cpu);
+  fill_energy_and_memory(trial, x86::Isa::Avx512);
+  CHECK_FALSE(trial.candidates[0].measured.energy_measured);  // RAPL read, NVML window not yet covered
+  add_sample(trial.candidates[0], s);
+  fill_energy_and_memory(trial, x86::Isa::Avx512);
+  CHECK(trial.candidates[0].measured.energy_measured);
+  CHECK(trial.candidates[0].measured.energy_joules == Approx(2e-3 + 5.0));  // the board's idle share included
+}
+
+TEST_CASE("cost objective: a candidate whose GPU run failed fails the 'device ran' gate", "[unit][cost][device]") {
+  std::vector<CandidateMeasurements> table = {timed("cpu", 100.0), timed("gpu", 50.0, 1e3),
+                                              timed("interpreter", 400.0, 0.0, true)};
+  table[1].device_failure = "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED (719)";
+  const CostDecision d = decide(table, profile_weights(CostProfile::Speed), profile_limits(CostProfile::Speed), "speed");
+  CHECK_FALSE(d.candidates[1].passed);
+  CHECK(d.candidates[d.chosen].name == "cpu");
+  CHECK(d.to_table().find("device ran (its GPU run failed: cuLaunchKernel failed") != std::string::npos);
+  for (const CostGate& g : d.candidates[0].gates) CHECK(g.name != "device ran");  // only where it failed
+}
+
 TEST_CASE("cost energy: NVML that cannot be loaded is not readable and says why", "[unit][cost][device]") {
   const NvmlEnergy missing("libcanary-no-such-nvml.so.1");
   CHECK_FALSE(missing.readable());

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -195,10 +196,14 @@ TEST_CASE("concurrency: sessions on several threads run groups on a device that 
   INFO(event_messages(model));
   CHECK(device->runs() >= 41);  // the device ran, and failed
   // Each trace that met a failure reports it once, however many threads met it.
-  std::size_t failures = 0;
+  std::map<std::uint32_t, int> failures_per_trace;
   for (const Event& e : model.events())
     if (e.kind == EventKind::Fallback && e.message.find("a fused group failed on host:0 test device") != std::string::npos)
-      ++failures;
-  CHECK(failures >= 1);
-  CHECK(failures == stats.device_fallbacks);
+      ++failures_per_trace[e.trace];
+  CHECK_FALSE(failures_per_trace.empty());
+  for (const auto& [trace, count] : failures_per_trace) {
+    INFO("trace " << trace);
+    CHECK(count == 1);
+  }
+  CHECK(failures_per_trace.size() == stats.device_fallbacks);
 }

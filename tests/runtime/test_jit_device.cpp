@@ -120,6 +120,32 @@ TEST_CASE("jit device: a failed run finishes on the x86 kernels with their bits 
   CHECK(s.stats().failed_calls == 0);
 }
 
+TEST_CASE("jit device: a call the device declines for its size runs on the CPU, and the next one on the device",
+          "[unit][jit][api][device]") {
+  HostFusedDevice::Script script;
+  script.decline_above = 64 * 8;  // elements of one group's call
+  auto device = std::make_shared<HostFusedDevice>(script);
+  canary::jit::ScopedDeviceOverride installed(device);
+  Runtime rt(device_options("gpu")), cpu_rt(device_options("cpu"));
+  const canary::Model model = rt.load_text(kTwoGroups);
+  Session s = model.session(), cpu = cpu_rt.load_text(kTwoGroups).session();
+  const std::int64_t rows[] = {16, 24, 16, 24, 200, 24, 300, 16};  // dim 0 turns symbolic after the first two
+  int runs_before_big = 0;
+  for (std::int64_t r : rows) {
+    const NamedTensors in = inputs(r, static_cast<std::uint32_t>(r));
+    if (r > 64) runs_before_big = device->runs();
+    const Tensor got = s.run(in).at("y"), want = cpu.run(in).at("y");
+    if (r > 64) {
+      CHECK(bit_identical(got, want));        // the x86 kernels ran it
+      CHECK(device->runs() == runs_before_big);  // and the device did not
+    }
+  }
+  CHECK(device->declines() >= 2);
+  CHECK(device->runs() > runs_before_big);  // the small calls after the big ones went back to the device
+  CHECK(s.stats().jit.device_fallbacks == 0);
+  CHECK(count_events(model, EventKind::Fallback, "failed on") == 0);
+}
+
 TEST_CASE("jit device: a group the device refuses stays on the CPU, and the listing says why",
           "[unit][jit][api][device]") {
   HostFusedDevice::Script script;
