@@ -24,6 +24,7 @@ differential::HarnessOptions decode_options(std::uint8_t flags) {
   o.values.non_finite_fraction = (flags & 4) ? 0.05 : 0.0;
   static const char* const kIsas[] = {"auto", "avx2", "scalar", "auto"};
   o.isa = kIsas[(flags >> 3) & 3];
+  o.device = (flags & 0x20) != 0;
   return o;
 }
 
@@ -40,7 +41,8 @@ StreamCall apply_step(FuzzByteReader& in, Step step, const StreamCall& prev, con
 }  // namespace
 
 std::string describe_plan(const StreamPlan& plan, const differential::RandomGraph& graph) {
-  std::string s = "isa " + plan.options.isa + ", hot threshold " + std::to_string(plan.options.hot_threshold) +
+  std::string s = "isa " + plan.options.isa + (plan.options.device ? ", groups on the stand-in device" : "") +
+                  ", hot threshold " + std::to_string(plan.options.hot_threshold) +
                   ", value canaries " +
                   (plan.options.value_canaries ? "on" : "off") + ", non-finite " +
                   std::to_string(plan.options.values.non_finite_fraction) + ":";

@@ -8,7 +8,8 @@
 //   bytes 0-7  graph seed, little-endian
 //   byte  8    flags: bit 0 hot threshold 2 (else 1), bit 1 value canaries,
 //              bit 2 NaN/Inf in 5% of the input elements, bits 3-4 the
-//              vector tier (1 AVX2, 2 scalar, else the host's best)
+//              vector tier (1 AVX2, 2 scalar, else the host's best), bit 5
+//              fused groups on the host stand-in device (JitOptions::device)
 //   byte  9    calls: 1 + byte % kMaxPlanCalls
 //   per call   a step byte, then one dim byte per dim the step changes (N, C,
 //              T in that order), then a trip-count byte and a values byte

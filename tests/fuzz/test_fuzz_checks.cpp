@@ -163,3 +163,14 @@ TEST_CASE("fuzz checks: the flags byte picks the vector tier", "[fuzz][unit]") {
   CHECK(isa_of(0x18) == "auto");
   CHECK(isa_of(0x0B) == "avx2");  // with the other flags set
 }
+
+TEST_CASE("fuzz checks: bit 5 of the flags byte puts fused groups on the stand-in device", "[fuzz][unit]") {
+  const auto device_of = [](std::uint8_t flags) {
+    return decode_stream_plan(std::string("\x03\0\0\0\0\0\0\0", 8) + std::string(1, static_cast<char>(flags)))
+        .options.device;
+  };
+  CHECK_FALSE(device_of(0x00));
+  CHECK(device_of(0x20));
+  CHECK(device_of(0x3F));
+  CHECK_FALSE(device_of(0x1F));
+}
