@@ -89,7 +89,7 @@ JitReport Engine::report() const {
     const vm::Anchor& pa = program_->anchors()[i];
     AnchorReport ar;
     ar.name = a.name;
-    ar.kind = pa.kind == vm::AnchorKind::Entry ? "entry" : "loop";
+    ar.kind = pa.kind == vm::AnchorKind::Entry ? "entry" : pa.kind == vm::AnchorKind::LoopHeader ? "loop" : "continuation";
     ar.pc = pa.pc;
     ar.compiles = a.compiles_total;
     for (const auto& t : *a.list) ar.variants.push_back(variant_report(*program_, *t, r.isa));

@@ -106,19 +106,33 @@ void declare_outputs(ProgramBuilder& b) {
   b.emit(Opcode::Return, b.data.output_regs, {});
 }
 
+bool is_loop(const graph::Node& n) { return n.op == graph::OpKind::Loop || n.op == graph::OpKind::Scan; }
+
+// A region starts again after a top-level loop whose next node is not one:
+// the entry's region ends at the loop's set-up, and without this anchor the
+// ops after the loop would always be interpreted.
+void emit_continuation_anchor(ProgramBuilder& b, const std::string& name) {
+  const Pc pc = b.emit(Opcode::Entry, {}, {});
+  b.at(pc).slot = b.new_anchor(AnchorKind::Continuation, pc, name).index;
+}
+
 }  // namespace
 
 // Lowers the nodes of one graph (the root or a subgraph whose inputs and
 // captures are already bound), in order.
 void lower_graph_body(ProgramBuilder& b, const graph::Graph& g) {
   if (&g != &b.root) declare_constants(b, g);
-  for (const graph::Node& n : g.nodes()) {
+  const auto& nodes = g.nodes();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const graph::Node& n = nodes[i];
     switch (n.op) {
       case graph::OpKind::If: lower_if(b, g, n); break;
       case graph::OpKind::Loop: lower_loop(b, g, n); break;
       case graph::OpKind::Scan: lower_scan(b, g, n); break;
       default: lower_kernel_node(b, g, n); break;
     }
+    if (&g == &b.root && is_loop(n) && i + 1 < nodes.size() && !is_loop(nodes[i + 1]))
+      emit_continuation_anchor(b, "after " + node_display_name(g, n));
   }
 }
 

@@ -92,7 +92,7 @@ std::string Program::disassemble() const {
   for (std::size_t i = 0; i < d_.output_names.size(); ++i)
     os << "; output " << d_.output_names[i] << ": " << d_.output_types[i].to_string() << " in r" << d_.output_regs[i].index << '\n';
   for (const Anchor& a : d_.anchors)
-    os << "; anchor " << a.id.index << " " << (a.kind == AnchorKind::Entry ? "entry" : "loop_header") << " at pc "
+    os << "; anchor " << a.id.index << " " << (a.kind == AnchorKind::Entry ? "entry" : a.kind == AnchorKind::LoopHeader ? "loop_header" : "continuation") << " at pc "
        << a.pc << " '" << a.name << "'\n";
   for (Pc pc = 0; pc < d_.code.size(); ++pc) print_instruction(os, d_, pc);
   return os.str();

@@ -19,13 +19,16 @@ struct NodeInfo {
   graph::OpKind op = graph::OpKind::Identity;
 };
 
-enum class AnchorKind { Entry, LoopHeader };
+// Entry: the graph's start. LoopHeader: each iteration of a Loop or Scan.
+// Continuation: after a top-level Loop or Scan (an Entry instruction), so
+// the graph's ops that follow a loop get a region of their own.
+enum class AnchorKind { Entry, LoopHeader, Continuation };
 
 struct Anchor {
   AnchorId id;
   AnchorKind kind = AnchorKind::Entry;
   Pc pc = 0;         // the Entry or LoopHeader instruction
-  std::string name;  // "entry" or the loop node's name
+  std::string name;  // "entry", the loop node's name, or "after <loop node's name>"
 };
 
 // Where one value lives: register reg holds it over [begin, end] (inclusive).

@@ -48,8 +48,8 @@ struct VariantReport {
 };
 
 struct AnchorReport {
-  std::string name;                  // "entry" or the loop node's name
-  std::string kind;                  // "entry" or "loop"
+  std::string name;                  // "entry", the loop node's name, or "after <loop node's name>"
+  std::string kind;                  // "entry", "loop" or "continuation" (after a top-level loop)
   std::uint32_t pc = 0;
   std::uint64_t compiles = 0;        // compile attempts so far
   std::string state;                 // "compiled", "interpreted", "penalised for N ms", ...
