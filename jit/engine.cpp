@@ -764,7 +764,7 @@ void Engine::drop_side(Anchor& a, const CompiledTrace& trace, const std::string&
 }
 
 void Engine::request_side_trace(Anchor& a, vm::AnchorId anchor, vm::Pc pc, std::string decision, std::uint64_t call) {
-  a.request_side(pc);
+  if (!a.request_side(pc)) return;  // every slot holds a live request: a later exit asks again
   ++totals_.retraces;
   Event e = event(EventKind::Retrace, anchor, call);
   e.pc = pc;

@@ -31,27 +31,40 @@ struct Engine::Anchor {
   std::shared_ptr<const VariantList> sides = std::make_shared<const VariantList>();
   // Pcs side traces should be recorded from (kNoPc: a free slot); read
   // without the lock by sessions at their exits, written under it. Several
-  // at once, so exits at two branches that take turns do not displace each
-  // other's requests (each would find the other's pc and never record);
-  // when every slot is taken the oldest request goes, so one that no exit
-  // takes up blocks nothing for long.
+  // at once, so exits at branches that take turns do not displace each
+  // other's requests (each would find another's pc and never record). When
+  // every slot is taken, a new request waits for a free one (the next exit
+  // asks again) rather than displace a live request, which would starve
+  // every branch once more than kSideRequests take turns; only a request
+  // that kStaleSideRequests others have found waiting goes, so one that no
+  // exit takes up blocks nothing for long.
   static constexpr std::size_t kSideRequests = 4;
+  static constexpr std::uint64_t kStaleSideRequests = 64;
   std::atomic<vm::Pc> side_wanted[kSideRequests] = {vm::kNoPc, vm::kNoPc, vm::kNoPc, vm::kNoPc};
-  std::size_t oldest_side_request = 0;  // the slot a request overwrites when none is free
+  std::uint64_t side_requested_at[kSideRequests] = {};  // side_request_clock when each slot was filled
+  std::uint64_t side_request_clock = 0;                 // request_side calls
   bool side_requested(vm::Pc pc) const {
     for (const auto& w : side_wanted)
       if (w.load(std::memory_order_relaxed) == pc) return true;
     return false;
   }
-  void request_side(vm::Pc pc) {
-    if (side_requested(pc)) return;
-    for (auto& w : side_wanted)
-      if (w.load(std::memory_order_relaxed) == vm::kNoPc) {
-        w.store(pc, std::memory_order_relaxed);
-        return;
+  // Whether pc is requested now (already, or by this call).
+  bool request_side(vm::Pc pc) {
+    ++side_request_clock;
+    if (side_requested(pc)) return true;
+    std::size_t oldest = 0;
+    for (std::size_t i = 0; i < kSideRequests; ++i) {
+      if (side_wanted[i].load(std::memory_order_relaxed) == vm::kNoPc) {
+        oldest = i;
+        break;
       }
-    side_wanted[oldest_side_request].store(pc, std::memory_order_relaxed);
-    oldest_side_request = (oldest_side_request + 1) % kSideRequests;
+      if (side_requested_at[i] < side_requested_at[oldest]) oldest = i;
+    }
+    const bool free = side_wanted[oldest].load(std::memory_order_relaxed) == vm::kNoPc;
+    if (!free && side_request_clock - side_requested_at[oldest] < kStaleSideRequests) return false;
+    side_wanted[oldest].store(pc, std::memory_order_relaxed);
+    side_requested_at[oldest] = side_request_clock;
+    return true;
   }
   void withdraw_side(vm::Pc pc) {
     for (auto& w : side_wanted)

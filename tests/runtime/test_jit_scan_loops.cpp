@@ -158,3 +158,49 @@ TEST_CASE("jit: a stacked scan output over the tensor limit fails as in the inte
   // The session goes on.
   check_outputs(s.run(inputs(10)), p.run(inputs(10)));
 }
+
+TEST_CASE("jit: a scan output whose shape changes mid-loop fails as in the interpreter", "[unit][jit][api][scan]") {
+  // Each iteration appends Range(0, n): n is 1 up to iteration 9 and 2 from
+  // iteration 10, which the compiled loop reaches; its append refuses the
+  // new shape and the interpreter re-runs it and reports the error.
+  const char* kGrowing = R"(canary v1
+graph main(steps: i64[]) -> (ys) {
+  const keep_going: bool[] = [true]
+  const zero: i64[] = [0]
+  const one: i64[] = [1]
+  const nine: i64[] = [9]
+  ys: i64[T, K] = Loop(steps, keep_going) {
+    body = graph step(i: i64[], cond: bool[]) -> (cond, r) {
+      late = Greater(i, nine)
+      extra = Where(late, one, zero)
+      n = Add(one, extra)
+      r: i64[K] = Range(zero, n, one)
+    }
+  } "grow"
+}
+)";
+  canary::Runtime rt(jit_options(2)), plain_rt(interpreter_options());
+  auto model = rt.load_text(kGrowing);
+  auto s = model.session();
+  auto p = plain_rt.load_text(kGrowing).session();
+  const auto steps = [](std::int64_t n) { return NamedTensors{{"steps", Tensor::scalar<std::int64_t>(n)}}; };
+  for (int call = 0; call < 3; ++call) check_outputs(s.run(steps(10)), p.run(steps(10)));
+  REQUIRE(loop_listing(model).find("scan append pc") != std::string::npos);
+  const std::uint64_t deopts = s.stats().jit.deopts;
+  std::string jit_error, plain_error;
+  try {
+    s.run(steps(15));
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Shape);
+    jit_error = e.what();
+  }
+  try {
+    p.run(steps(15));
+  } catch (const Error& e) {
+    plain_error = e.what();
+  }
+  CHECK_FALSE(jit_error.empty());
+  CHECK(jit_error == plain_error);
+  CHECK(s.stats().jit.deopts == deopts + 1);  // the compiled append exited; the interpreter reported
+  check_outputs(s.run(steps(10)), p.run(steps(10)));  // and the session goes on
+}

@@ -265,3 +265,60 @@ TEST_CASE("jit: exits at two branches that take turns each get a side trace, and
   CHECK(s.stats().jit.deopts == deopts);
   CHECK(s.stats().jit.side_trace_entries == entries + 6 + 2 * 3);
 }
+
+// Five Ifs in a row, each on its own flag.
+const char* kFiveBranches = R"(canary v1
+graph main(x: f32[N, 4], a1: bool[], a2: bool[], a3: bool[], a4: bool[], a5: bool[]) -> (y5) {
+  const two: f32[] = [2]
+  y1: f32[N, 4] = If(a1) {
+    else_branch = graph e1() -> (z) { z = Sub(x, two) },
+    then_branch = graph t1() -> (z) { z = Mul(x, two) }
+  } "b1"
+  y2: f32[N, 4] = If(a2) {
+    else_branch = graph e2() -> (z) { z = Sub(y1, x) },
+    then_branch = graph t2() -> (z) { z = Add(y1, x) }
+  } "b2"
+  y3: f32[N, 4] = If(a3) {
+    else_branch = graph e3() -> (z) { z = Neg(y2) },
+    then_branch = graph t3() -> (z) { z = Mul(y2, two) }
+  } "b3"
+  y4: f32[N, 4] = If(a4) {
+    else_branch = graph e4() -> (z) { z = Sub(y3, two) },
+    then_branch = graph t4() -> (z) { z = Add(y3, two) }
+  } "b4"
+  y5: f32[N, 4] = If(a5) {
+    else_branch = graph e5() -> (z) { z = Sub(y4, x) },
+    then_branch = graph t5() -> (z) { z = Add(y4, x) }
+  } "b5"
+}
+)";
+
+TEST_CASE("jit: an exit follows at most four side traces, then the interpreter finishes", "[unit][jit][api][side]") {
+  canary::Options o = jit_options(1);
+  o.jit.max_side_traces_per_anchor = 8;
+  o.jit.max_compiles_per_anchor = 16;
+  canary::Runtime rt(o), plain_rt(interpreter_options());
+  auto model = rt.load_text(kFiveBranches);
+  auto s = model.session();
+  auto p = plain_rt.load_text(kFiveBranches).session();
+  auto call = [&](std::uint32_t else_mask, std::uint32_t seed) {
+    NamedTensors in{{"x", random_tensor({3, 4}, seed)}};
+    for (int k = 0; k < 5; ++k)
+      in.emplace("a" + std::to_string(k + 1), Tensor::scalar<bool>(((else_mask >> k) & 1u) == 0));
+    CHECK(bit_identical(s.run(in).at("y5"), p.run(in).at("y5")));
+  };
+  call(0, 1);  // hot: recorded through every then-branch
+  call(0, 2);
+  // Each branch alone takes its else, in turn, until every one has a side trace.
+  for (std::uint32_t round = 0; round < 4; ++round)
+    for (std::uint32_t k = 0; k < 5; ++k) call(1u << k, 10 + 5 * round + k);
+  INFO(event_messages(model));
+  REQUIRE(side_traces(model).size() == 5);
+  const std::uint64_t deopts = s.stats().jit.deopts, entries = s.stats().jit.side_trace_entries;
+  // Every else at once: the main trace exits at b1 into the side trace from
+  // there, which exits at b2 into the next, and so on; the fourth side trace
+  // exits at b5, where the chain stops and the interpreter runs b5's else.
+  for (std::uint32_t i = 0; i < 3; ++i) call(0x1f, 40 + i);
+  CHECK(s.stats().jit.side_trace_entries == entries + 4 * 3);
+  CHECK(s.stats().jit.deopts == deopts + 3);
+}
