@@ -34,7 +34,7 @@ std::int64_t max_row_with_per_row_inputs(const FusedElementwiseSpec& spec) {
 }
 
 std::optional<RowTiling> plan_row_tiling(const CollapsedLayout& layout, std::size_t num_inputs,
-                                         std::int64_t per_row_max_row) {
+                                         std::int64_t per_row_max_row, std::int64_t min_tiles) {
   const std::int64_t row = layout.dims[2];
   if (row < 1 || row >= kMaxTiledRow || row % kWidestVector == 0) return std::nullopt;
   if (num_inputs > kMaxFusedInputs || (layout.inner_broadcast != 0 && row > per_row_max_row)) return std::nullopt;
@@ -50,7 +50,7 @@ std::optional<RowTiling> plan_row_tiling(const CollapsedLayout& layout, std::siz
   t.tile = unit * std::max<std::int64_t>(1, (kMinTileFloats + unit - 1) / unit);
   const std::int64_t rows = layout.dims[0] * layout.dims[1], rows_per_tile = t.tile / row;
   t.tiles = rows / rows_per_tile;
-  if (t.tiles < 2) return std::nullopt;
+  if (t.tiles < min_tiles) return std::nullopt;
   t.rows_tiled = t.tiles * rows_per_tile;
   t.repeating = repeating & ~per_row;  // disjoint from dense: two tiles need an outer dim
   t.repeating_count = __builtin_popcount(t.repeating);

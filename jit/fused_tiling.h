@@ -70,8 +70,11 @@ std::int64_t max_row_with_per_row_inputs(const FusedElementwiseSpec& spec);
 // spanning some but not all of the outer dims, or one holding one value per
 // row (inner broadcast) on rows longer than `per_row_max_row` (0: none; the
 // caller has the kernel that reads every input per element otherwise).
+// min_tiles: the fewest tiles worth it (0 asks whether the layout's row
+// and inputs would tile given rows enough, as a planner does for a
+// symbolic group recorded with few rows).
 std::optional<RowTiling> plan_row_tiling(const CollapsedLayout& layout, std::size_t num_inputs,
-                                         std::int64_t per_row_max_row = 0);
+                                         std::int64_t per_row_max_row = 0, std::int64_t min_tiles = 2);
 
 // The layout of the tiled call: dims (1, tiles, L); dense and per-row
 // (expanded) inputs advance by L per row, repeating ones not at all.

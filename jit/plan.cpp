@@ -190,7 +190,13 @@ bool build_fused(const vm::Program& program, const Trace& trace, const Group& g,
     out.tile_short_rows = recorded_tiling.has_value();
     if (!out.tile_short_rows) spec.exact_dims = out.exact_layout;
   }
-  if (recorded_tiling && recorded_tiling->per_row != 0) {
+  // A symbolic group gets the per-element kernel also when the recorded
+  // call had too few rows to tile: later calls of more rows may.
+  const std::optional<RowTiling> later_tiling =
+      options.short_row_tiles && options.tier != Tier::ExactFused && !recorded_tiling
+          ? plan_row_tiling(layout, spans.size(), max_row_with_per_row_inputs(spec), 0)
+          : std::nullopt;
+  if ((recorded_tiling && recorded_tiling->per_row != 0) || (later_tiling && later_tiling->per_row != 0)) {
     out.per_element_spec = spec;
     out.per_element_spec->inner_broadcast.assign(spec.inner_broadcast.size(), false);
     out.per_row_max_row = max_row_with_per_row_inputs(spec);

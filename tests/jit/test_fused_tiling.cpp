@@ -62,7 +62,15 @@ TEST_CASE("short rows with a per-row bias tile into rows of a multiple of 16 flo
 TEST_CASE("layouts that do not tile", "[unit][jit][tiling]") {
   SECTION("rows already a multiple of the vector width") { CHECK_FALSE(tiling_of({1000, 32}, {{1000, 32}, {32}})); }
   SECTION("rows long enough") { CHECK_FALSE(tiling_of({1000, 129}, {{1000, 129}, {129}})); }
-  SECTION("fewer than two tiles of rows") { CHECK_FALSE(tiling_of({100, 5}, {{100, 5}, {5}})); }
+  SECTION("fewer than two tiles of rows") {
+    CHECK_FALSE(tiling_of({100, 5}, {{100, 5}, {5}}));
+    // ...which a planner may still ask about, for a symbolic group's later calls.
+    const std::optional<RowTiling> later = plan_row_tiling(collapse({9, 5}, {{9, 5}, {9, 1}}), 2, kMaxTiledRow, 0);
+    REQUIRE(later);
+    CHECK(later->tiles == 0);
+    CHECK(later->per_row == 0b10u);
+    CHECK_FALSE(plan_row_tiling(collapse({9, 32}, {{9, 32}, {9, 1}}), 2, kMaxTiledRow, 0));  // rows of 32 never tile
+  }
   SECTION("one value per row (inner broadcast) without a per-element kernel") {
     CHECK_FALSE(tiling_of({1000, 5}, {{1000, 5}, {1000, 1}}));
   }

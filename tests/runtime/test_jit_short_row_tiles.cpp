@@ -160,6 +160,27 @@ TEST_CASE("jit: one value per row tiles through the per-element kernel", "[unit]
   }
 }
 
+TEST_CASE("jit: a symbolic group recorded on too few rows still tiles later calls of its per-row inputs",
+          "[unit][jit][api][tiling]") {
+  Runtime jit_rt(tiles_options(true)), ref_rt(interpreter_options());
+  const canary::Model model = jit_rt.load_text(kPerRowScale);
+  Session s = model.session(), ref = ref_rt.load_text(kPerRowScale).session();
+  const auto inputs = [](std::int64_t rows, std::uint32_t seed) {
+    return NamedTensors{{"x", random_tensor({rows, 5}, seed)},
+                        {"m", random_tensor({5}, seed + 1)},
+                        {"r", random_tensor({rows, 1}, seed + 2)}};
+  };
+  // 8 and then 9 rows: the retrace makes R symbolic, recorded at 9 rows (one tile needs 64).
+  for (std::int64_t rows : {8, 8, 9, 9, 9}) check_bits(s, ref, inputs(rows, 20));
+  REQUIRE(s.stats().jit.compiles >= 2);
+  CHECK(s.stats().jit.tiled_fused_calls == 0);
+  CHECK(listings(model).find("per-element kernel") != std::string::npos);
+  const std::uint64_t compiles = s.stats().jit.compiles;
+  check_bits(s, ref, inputs(5000, 21));
+  CHECK(s.stats().jit.compiles == compiles);  // the symbolic variant took it
+  CHECK(s.stats().jit.tiled_fused_calls == 1);
+}
+
 TEST_CASE("jit: per-row inputs on a call split across threads run row by row", "[unit][jit][api][tiling]") {
   Runtime jit_rt(tiles_options(true, 2)), ref_rt(interpreter_options());
   Session s = jit_rt.load_text(kPerRowScale).session(), ref = ref_rt.load_text(kPerRowScale).session();
