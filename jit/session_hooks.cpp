@@ -19,6 +19,22 @@ bool continues_in_side_trace(const Plan& plan, std::uint32_t exit) {
          (plan.exits[exit].kind == ExitKind::Branch || plan.exits[exit].kind == ExitKind::Layout);
 }
 
+// The scratch of each trace of `next`: what the session kept for it under
+// `previous` when it was installed already (its buffers stay warm when
+// another variant or a side trace comes or goes), else fresh.
+std::vector<TraceScratch> carry_scratch(const VariantList* previous, std::vector<TraceScratch>& kept,
+                                        const VariantList& next) {
+  std::vector<TraceScratch> out(next.size());
+  if (previous == nullptr) return out;
+  for (std::size_t i = 0; i < next.size(); ++i)
+    for (std::size_t j = 0; j < previous->size() && j < kept.size(); ++j)
+      if ((*previous)[j] == next[i]) {
+        out[i] = std::move(kept[j]);
+        break;
+      }
+  return out;
+}
+
 }  // namespace
 
 SessionHooks::SessionHooks(std::shared_ptr<Engine> engine, std::int64_t max_loop_iterations,
@@ -46,10 +62,10 @@ SessionHooks::AnchorView& SessionHooks::view(vm::AnchorId anchor) {
   if (v.version != engine_->version(anchor)) {
     InstalledVariants iv = engine_->variants(anchor);
     v.version = iv.version;
+    v.scratch = carry_scratch(v.list.get(), v.scratch, *iv.list);
+    v.side_scratch = carry_scratch(v.sides.get(), v.side_scratch, *iv.sides);
     v.list = std::move(iv.list);
     v.sides = std::move(iv.sides);
-    v.scratch.assign(v.list->size(), TraceScratch{});
-    v.side_scratch.assign(v.sides->size(), TraceScratch{});
   }
   return v;
 }
