@@ -594,11 +594,15 @@ bool CompiledTrace::run_contraction(const Step& step, const vm::FrameView& frame
   Tensor& out = cs.output_aliases_input ? scratch.contraction_outputs[step.fused] : frame.registers[cs.output.index];
   bool done = false;
   const Tensor* bias = call.optional_input(2);
+  const Tensor* addend = cs.addend.valid() ? &frame.registers[cs.addend.index] : nullptr;
+  const Tensor* extra = addend ? addend : bias;
   if (kernels::onednn_enabled() && call.input(0).defined() && call.input(1).defined() &&
-      prefer_epilogue(cs, call.input(0).shape(), call.input(1).shape(), bias && bias->defined() ? bias->numel() : 0)) {
+      (!addend || addend->defined()) &&
+      prefer_epilogue(cs, call.input(0).shape(), call.input(1).shape(), extra && extra->defined() ? extra->numel() : 0)) {
     switch (cs.info.kind) {
       case vm::ContractionInfo::Kind::MatMul:
-        done = kernels::onednn_matmul(call.input(0), call.input(1), out, cs.epilogue);
+        done = addend ? kernels::onednn_matmul_add(call.input(0), call.input(1), *addend, out, cs.epilogue)
+                      : kernels::onednn_matmul(call.input(0), call.input(1), out, cs.epilogue);
         break;
       case vm::ContractionInfo::Kind::Gemm:
         done = kernels::onednn_gemm(*cs.info.gemm, call.input(0), call.input(1), call.optional_input(2), out,

@@ -165,6 +165,9 @@ struct Step {
 struct ContractionStep {
   vm::ContractionInfo info;
   kernels::Epilogue epilogue;
+  // MatMul only: the absorbed chain starts with an Add of this register (a
+  // bias or a residual), a binary post-op before the epilogue; or none.
+  vm::RegId addend;
   std::vector<vm::Pc> epilogue_pcs;   // the absorbed ops, in order
   vm::RegId output;                   // the last absorbed op's output register
   // The output register is also one of the contraction's inputs (the

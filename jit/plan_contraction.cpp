@@ -50,6 +50,23 @@ bool dies_at(const vm::Program& program, vm::RegId reg, vm::Pc def, vm::Pc use) 
   });
 }
 
+// The other operand of an Add that takes a MatMul's result when oneDNN
+// adds it as a binary post-op: a residual, a distinct f32 register of the
+// result's own shape. (A broadcast bias is left to the fused group: as a
+// post-op it slowed oneDNN's matmul by more than the group's pass costs,
+// 0.78-0.98x in bench/jit/epilogue.cpp, while a residual gained 1.05-1.11x.)
+std::optional<vm::RegId> matmul_addend(const FusibleOp& f, const TraceOp& op, const TraceOp& head) {
+  if (f.identity || f.op != EwOp::Add || f.operands != 2 || op.inputs.size() != 2) return std::nullopt;
+  const vm::RegId result = head.outputs[0].reg;
+  const int other = op.inputs[0].reg == result ? 1 : op.inputs[1].reg == result ? 0 : -1;
+  if (other < 0) return std::nullopt;
+  const TraceValue& v = op.inputs[static_cast<std::size_t>(other)];
+  if (!v.reg.valid() || v.reg == result || !v.defined || v.dtype != DType::F32) return std::nullopt;
+  if (v.shape != head.outputs[0].shape || op.outputs.size() != 1 || op.outputs[0].shape != v.shape)
+    return std::nullopt;
+  return v.reg;
+}
+
 bool f32_values(const std::vector<TraceValue>& values) {
   return std::all_of(values.begin(), values.end(),
                      [](const TraceValue& v) { return !v.reg.valid() || (v.defined && v.dtype == DType::F32); });
@@ -66,7 +83,21 @@ std::optional<ContractionMatch> match_contraction(const vm::Program& program, co
   ContractionMatch m;
   m.step.info = *info;
   const TraceOp* previous = &head;
-  for (std::size_t j = i + 1; j < trace.ops.size() && m.step.epilogue.size < kernels::Epilogue::kMaxSteps; ++j) {
+  // A MatMul's first absorbed op may be an Add of a bias or residual.
+  if (info->kind == vm::ContractionInfo::Kind::MatMul && i + 1 < trace.ops.size()) {
+    const TraceOp& op = trace.ops[i + 1];
+    const std::optional<FusibleOp> f = fusible_op(program, op, constants);
+    const std::optional<vm::RegId> addend = f ? matmul_addend(*f, op, head) : std::nullopt;
+    if (addend && dies_at(program, head.outputs[0].reg, head.pc, op.pc)) {
+      m.step.addend = *addend;
+      m.step.epilogue_pcs.push_back(op.pc);
+      m.last = i + 1;
+      previous = &op;
+    }
+  }
+  const std::size_t first_unary = m.step.addend.valid() ? i + 2 : i + 1;
+  for (std::size_t j = first_unary; j < trace.ops.size() && m.step.epilogue.size < kernels::Epilogue::kMaxSteps;
+       ++j) {
     const TraceOp& op = trace.ops[j];
     const std::optional<FusibleOp> f = fusible_op(program, op, constants);
     const std::optional<EpilogueStep> step = f ? epilogue_step(*f) : std::nullopt;
@@ -78,7 +109,7 @@ std::optional<ContractionMatch> match_contraction(const vm::Program& program, co
     m.last = j;
     previous = &op;
   }
-  if (m.step.epilogue.empty()) return std::nullopt;
+  if (m.step.epilogue_pcs.empty()) return std::nullopt;
   // An op that would extend the chain's group, or a row op that would take it
   // as its prologue: the pass over the result happens anyway.
   const std::size_t next = m.last + 1;
@@ -90,6 +121,8 @@ std::optional<ContractionMatch> match_contraction(const vm::Program& program, co
   }
   m.step.output = previous->outputs[0].reg;
   for (const TraceValue& v : head.inputs) m.step.output_aliases_input |= v.reg == m.step.output;
+  // The result overwriting the addend's register would lose it before the call reads it.
+  m.step.output_aliases_input |= m.step.addend.valid() && m.step.addend == m.step.output;
   return m;
 }
 
@@ -179,6 +212,7 @@ std::string describe_contraction(const ContractionStep& step) {
     case vm::ContractionInfo::Kind::Gemm: s = "gemm"; break;
     case vm::ContractionInfo::Kind::Conv: s = "conv"; break;
   }
+  if (step.addend.valid()) s += " + add(r" + std::to_string(step.addend.index) + ")";
   for (std::size_t i = 0; i < step.epilogue.size; ++i) {
     const kernels::EpilogueStep& e = step.epilogue.steps[i];
     s += " + ";

@@ -16,6 +16,10 @@ namespace canary::jit {
 // The contraction step for trace op i and the run of ops after it that its
 // epilogue absorbs (`last`: the trace index of the last one); nullopt when op
 // i is not an f32 contraction on oneDNN or the op after it cannot be absorbed.
+// A MatMul's first absorbed op may be an Add of a residual (a register of
+// the product's own shape; step.addend), which oneDNN adds as a binary
+// post-op before the unary ones; a broadcast bias is not (it slowed the
+// matmul more than the fused pass costs, bench/jit/epilogue.cpp).
 // An op is absorbed when it is Relu, LeakyRelu, Clip or Abs (oneDNN post-ops
 // that compute what the reference does at the cost of a few instructions;
 // its Tanh, Sigmoid and Sqrt post-ops are exact enough but measured slower

@@ -68,6 +68,13 @@ struct Epilogue {
 // NumPy matmul of f32 a and b (batch broadcasting, 1-D operands) into y,
 // then the epilogue.
 bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y, const Epilogue& epilogue = {});
+// matmul(a, b) + addend, then the epilogue, in one call (a binary post-op):
+// a MatMul with its bias or residual Add. The addend (f32) broadcasts into
+// the product's shape (NumPy, right-aligned, each dim equal or 1; never the
+// other way); a and b are at least 2-D. False where that does not hold, or
+// where the epilogue needs a finite result it cannot be sure of.
+bool onednn_matmul_add(const Tensor& a, const Tensor& b, const Tensor& addend, Tensor& y,
+                       const Epilogue& epilogue = {});
 // ONNX Gemm of f32 a, b and optional c into y, then the epilogue.
 bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y,
                  const Epilogue& epilogue = {});

@@ -10,6 +10,8 @@
 //                  (the tiled channels-last path)
 //   "gemm+relu"  : Relu(Gemm(x, w, b)), x f32[N, K], w [K, M]
 //   "matmul+tanh": Tanh(MatMul(x, w)), x f32[N, K], w [K, M]
+//   "matmul+bias+relu": Relu(MatMul(x, w) + b), b [M] (a binary post-op, then relu)
+//   "matmul+residual": MatMul(x, w) + x, K = M (a binary post-op alone)
 // Each round times single calls of the three sessions in turn (epilogue,
 // separate kernel, interpreter; the order rotates call by call), about T ms
 // of each; figures are medians of all samples of R rounds, per call.
@@ -58,6 +60,21 @@ const char* kMatmulTanh = R"(canary v1
 graph main(x: f32[N, K], w: f32[K, M], b: f32[M]) -> (y) {
   h = MatMul(x, w)
   y = Tanh(h)
+}
+)";
+
+const char* kMatmulBiasRelu = R"(canary v1
+graph main(x: f32[N, K], w: f32[K, M], b: f32[M]) -> (y) {
+  h = MatMul(x, w)
+  a = Add(h, b)
+  y = Relu(a)
+}
+)";
+
+const char* kMatmulResidual = R"(canary v1
+graph main(x: f32[N, K], w: f32[K, M], b: f32[M]) -> (y) {
+  h = MatMul(x, w)
+  y = Add(h, x)
 }
 )";
 
@@ -124,5 +141,10 @@ int main(int argc, char** argv) {
   dense_row("gemm+relu", kGemmRelu, 1024, 256, 256, args);
   dense_row("matmul+tanh", kMatmulTanh, 64, 32, 32, args);
   dense_row("matmul+tanh", kMatmulTanh, 1024, 256, 256, args);
+  dense_row("matmul+bias+relu", kMatmulBiasRelu, 64, 32, 32, args);
+  dense_row("matmul+bias+relu", kMatmulBiasRelu, 1024, 64, 256, args);
+  dense_row("matmul+bias+relu", kMatmulBiasRelu, 4096, 64, 256, args);
+  dense_row("matmul+residual", kMatmulResidual, 1024, 256, 256, args);
+  dense_row("matmul+residual", kMatmulResidual, 4096, 256, 256, args);
   return 0;
 }

@@ -36,9 +36,10 @@ struct JitOptions {
   // range_margin must be finite and at least 0.
   bool range_canaries = false;
   // Contraction epilogues: Relu, LeakyRelu, Clip and Abs right after a
-  // MatMul, Gemm or Conv in a compiled trace run inside the oneDNN call as
-  // post-ops on results of epilogue_min_elements f32 elements or more, saving
-  // a pass over the result (smaller results stay in cache and take the fused
+  // MatMul, Gemm or Conv in a compiled trace (and a MatMul's residual Add,
+  // x W + r with r of the product's shape, before them) run inside the
+  // oneDNN call as post-ops on results of epilogue_min_elements f32
+  // elements or more, saving a pass over the result (smaller results stay in cache and take the fused
   // kernel after the call, which is then cheaper). Off: always the fused
   // kernel after the call. epilogue_min_elements 0: the core's L2 cache size
   // in floats (as sysconf reports it; 2^18 when it reports none).

@@ -94,18 +94,40 @@ bool has_zero_dim(std::span<const std::int64_t> dims) {
 }
 
 // Creates the matmul primitive for a plan, reading operands of encoding e,
-// with the epilogue as post-ops.
-CachedPrimitive make_matmul(const MatmulPlan& p, OperandEncoding e, const Epilogue& epilogue) {
+// with the epilogue as post-ops; with `addend` (its dims padded to the
+// plan's rank), a broadcast binary add comes first.
+CachedPrimitive make_matmul(const MatmulPlan& p, OperandEncoding e, const Epilogue& epilogue,
+                            const Dims* addend = nullptr) {
   const dnnl::memory::desc a_md = onednn::operand_desc(onednn::row_major_desc(p.a_dims()), e);
   const dnnl::memory::desc b_md = onednn::operand_desc(onednn::row_major_desc(p.b_dims()), e);
   const dnnl::memory::desc y_md = onednn::row_major_desc(p.y_dims());
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), onednn::epilogue_attributes(epilogue),
-                                        onednn::cpu_engine());
+  dnnl::memory::desc addend_md;
+  dnnl::primitive_attr attr = onednn::epilogue_attributes(epilogue);
+  if (addend != nullptr) {
+    addend_md = onednn::row_major_desc(std::span<const std::int64_t>(addend->data(), p.rank));
+    dnnl::post_ops ops;
+    ops.append_binary(dnnl::algorithm::binary_add, addend_md);
+    onednn::append_epilogue(ops, epilogue);
+    attr = dnnl::primitive_attr();
+    attr.set_post_ops(ops);
+  }
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), attr, onednn::cpu_engine());
   CachedPrimitive entry{dnnl::matmul(pd)};
   entry.add_argument(DNNL_ARG_SRC, a_md);
   entry.add_argument(DNNL_ARG_WEIGHTS, b_md);
   entry.add_argument(DNNL_ARG_DST, y_md);
+  if (addend != nullptr) entry.add_argument(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, addend_md);
   return entry;
+}
+
+// The addend's dims padded to the plan's rank when it broadcasts into the
+// product (each dim equal to the product's or 1); false otherwise.
+bool plan_addend(const MatmulPlan& p, const Tensor& addend, Dims& dims) {
+  if (addend.rank() > static_cast<int>(p.rank)) return false;
+  pad_dims(addend.shape(), p.rank, dims);
+  for (std::size_t i = 0; i < p.rank; ++i)
+    if (dims[i] != p.y[i] && dims[i] != 1) return false;
+  return true;
 }
 
 // The shapes of a Gemm after transposes, and how C is read.
@@ -250,7 +272,45 @@ bool run_gemm(const GemmParams& p, const GemmPlan& g, const Tensor& a, const Ten
   return true;
 }
 
+// Runs a planned matmul plus addend (dims from plan_addend) into y; false
+// when its key does not fit, throws dnnl::error.
+bool run_matmul_add(const MatmulPlan& p, const Tensor& a, const Tensor& b, const Tensor& addend, const Dims& dims,
+                    Tensor& y, OperandEncoding e, const Epilogue& epilogue) {
+  PrimitiveKey key(PrimitiveKind::MatMul, e);
+  key.push_list(p.a_dims());
+  key.push_list(p.b_dims());
+  key.push(-3);  // marks the addend's dims
+  key.push_list(std::span<const std::int64_t>(dims.data(), p.rank));
+  onednn::push_epilogue(key, epilogue);
+  if (!key.valid()) return false;
+  CachedPrimitive& prim =
+      onednn::thread_primitive_cache().find_or_create(key, [&] { return make_matmul(p, e, epilogue, &dims); });
+  y.reset(DType::F32, p.out_shape());
+  const std::array<const void*, 4> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
+                                           onednn::encode_operand(b.data<float>(), b.numel(), e, OperandSlot::Weights),
+                                           y.raw(), addend.raw()};
+  prim.execute(buffers);
+  return true;
+}
+
 }  // namespace
+
+// oneDNN matmul plus an addend into y, or false when the case does not apply.
+bool onednn_matmul_add(const Tensor& a, const Tensor& b, const Tensor& addend, Tensor& y, const Epilogue& epilogue) {
+  onednn::thread_primitive_cache().count_call();
+  if (a.dtype() != DType::F32 || b.dtype() != DType::F32 || addend.dtype() != DType::F32) return false;
+  if (a.rank() < 2 || b.rank() < 2) return false;  // the product keeps every padded dim
+  MatmulPlan p;
+  if (!plan_matmul(a, b, p) || !onednn::dense_size_fits(p.y_dims())) return false;
+  Dims dims{};
+  if (!plan_addend(p, addend, dims)) return false;
+  if (has_zero_dim(p.y_dims()) || p.k == 0) return false;  // the reference handles empty products
+  // The addend takes C's place in the finiteness check (Relu and Clip post-ops).
+  if (!onednn::epilogue_applies(epilogue, {&a, &b, p.k, 1.0, &addend, 1.0})) return false;
+  return onednn::run_with_encoding(onednn::current_operand_encoding(), [&](OperandEncoding e) {
+    return run_matmul_add(p, a, b, addend, dims, y, e, epilogue);
+  });
+}
 
 // oneDNN matmul into y, or false when the case does not apply.
 bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y, const Epilogue& epilogue) {

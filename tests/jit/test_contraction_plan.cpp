@@ -248,3 +248,40 @@ TEST_CASE("contraction epilogues: the threshold comes from the options or the L2
   CHECK(automatic >= std::int64_t{1} << 15);
   CHECK(automatic <= std::int64_t{1} << 23);
 }
+
+TEST_CASE("contraction epilogues: a MatMul's residual Add is absorbed first, as a binary post-op; a bias is not",
+          "[unit][jit][plan][epilogue]") {
+  // x f32[5, 4] x w f32[4, 3]: the product is [5, 3].
+  const auto record_with = [](const std::string& body, const std::string& extra_input, const Shape& extra_shape) {
+    const std::string text = "canary v1\ngraph main(x: f32[N, 4], w: f32[4, 3], " + extra_input + ") -> (y) {\n" +
+                             body + "}\n";
+    return record(text.c_str(), {Tensor::empty(DType::F32, {5, 4}), Tensor::empty(DType::F32, {4, 3}),
+                                 Tensor::empty(DType::F32, extra_shape)});
+  };
+  SECTION("a residual, then Abs") {
+    const Recorded r = record_with("  m = MatMul(x, w)\n  a = Add(s, m)\n  y = Abs(a)\n", "s: f32[N, 3]", {5, 3});
+    const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
+    REQUIRE(plan.contractions.size() == 1);
+    const ContractionStep& c = plan.contractions[0];
+    CHECK(c.addend.valid());
+    CHECK(c.epilogue.size == 1);        // the Abs; the Add is the post-op before it
+    CHECK(c.epilogue_pcs.size() == 2);  // the separate group computes both
+    CHECK(plan.fused.at(c.separate.fused).pcs == c.epilogue_pcs);
+    CHECK(describe_contraction(c).find("matmul + add(r") == 0);
+  }
+  SECTION("a broadcast bias stays with the group") {
+    const Recorded r = record_with("  m = MatMul(x, w)\n  a = Add(m, b)\n  y = Relu(a)\n", "b: f32[3]", {3});
+    const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
+    CHECK(plan.contractions.empty());
+  }
+  SECTION("an addend that would grow the result stays a group") {
+    const Recorded r = record_with("  m = MatMul(x, w)\n  y = Add(m, b)\n", "b: f32[2, 5, 3]", {2, 5, 3});
+    const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
+    CHECK(plan.contractions.empty());
+  }
+  SECTION("the product added to itself has no other operand") {
+    const Recorded r = record_with("  m = MatMul(x, w)\n  y = Add(m, m)\n  u = Identity(b)\n", "b: f32[3]", {3});
+    const Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
+    CHECK(plan.contractions.empty());
+  }
+}

@@ -151,3 +151,64 @@ TEST_CASE("jit: contraction epilogues off, or oneDNN off, give the same values",
   // interpreter's kernels for it.
   CHECK(kernels_only.stats().jit.compiled_entries >= 1);
 }
+
+namespace {
+
+// A MatMul with a residual Add (x + x W), and one with a bias Add and a Relu
+// (an exported Linear on a 3-D input).
+const char* kLinear = R"(canary v1
+graph main(x: f32[B, T, 64], v: f32[64, 64], w: f32[64, 256], b: f32[256]) -> (r, y) {
+  n = MatMul(x, v)
+  r = Add(x, n)
+  m = MatMul(x, w)
+  a = Add(m, b)
+  y = Relu(a)
+}
+)";
+
+NamedTensors linear_inputs(std::int64_t batch, std::int64_t t, std::uint32_t seed) {
+  return {{"x", random_tensor({batch, t, 64}, seed)},
+          {"v", random_tensor({64, 64}, seed + 1, -0.2f, 0.2f)},
+          {"w", random_tensor({64, 256}, seed + 2, -0.2f, 0.2f)},
+          {"b", random_tensor({256}, seed + 3)}};
+}
+
+}  // namespace
+
+TEST_CASE("jit: a MatMul's residual Add runs as a oneDNN binary post-op and matches the interpreter",
+          "[unit][jit][api][epilogue]") {
+  canary::Options o = jit_options(1);
+  o.jit.epilogue_min_elements = std::int64_t{1} << 12;
+  canary::Runtime rt(o), plain_rt(interpreter_options());
+  auto model = rt.load_text(kLinear);
+  auto s = model.session();
+  auto p = plain_rt.load_text(kLinear).session();
+  // The interpreter creates the plain matmul primitives first; the compiled
+  // residual chain then creates one more (with the post-op), or none if it
+  // did not run. The bias and Relu stay a fused group after their MatMul.
+  p.run(linear_inputs(4, 32, 1));
+  const std::uint64_t misses = canary::kernels::onednn_cache_stats().misses;
+  for (std::uint32_t call = 0; call < 4; ++call) {
+    const NamedTensors in = linear_inputs(4, 32, 1 + call);
+    const auto got = s.run(in);
+    const auto want = p.run(in);
+    check_same_values(got.at("r"), want.at("r"), 1e-5);
+    check_same_values(got.at("y"), want.at("y"), 1e-5);
+  }
+  const std::string listing = listings(model);
+  INFO(listing);
+  CHECK(listing.find("matmul + add(r") != std::string::npos);
+  CHECK(listing.find(") + relu") == std::string::npos);
+  CHECK(canary::kernels::onednn_cache_stats().misses == misses + 1);
+  CHECK(s.stats().jit.compiled_entries >= 3);
+  CHECK(s.stats().jit.deopts == 0);
+
+  // NaN and infinity in the residual flow through the post-op as through the Add.
+  NamedTensors in = linear_inputs(4, 32, 9);
+  in.at("x").data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+  in.at("x").data<float>()[700] = std::numeric_limits<float>::infinity();
+  check_same_values(s.run(in).at("r"), p.run(in).at("r"), 1e-5);
+  // A small call (under the threshold) takes the contraction and then the group.
+  const NamedTensors small = linear_inputs(1, 2, 10);
+  check_same_values(s.run(small).at("r"), p.run(small).at("r"), 1e-5);
+}
