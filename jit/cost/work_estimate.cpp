@@ -173,8 +173,12 @@ WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Progr
       const std::vector<const TraceOp*> ops = ops_at(by_pc, c.epilogue_pcs);
       const std::int64_t bias =
           head.inputs.size() > 2 && head.inputs[2].defined ? static_cast<std::int64_t>(value_elements(head.inputs[2])) : 0;
-      if (head.inputs.size() >= 2 && prefer_epilogue(c, head.inputs[0].shape, head.inputs[1].shape, bias)) {
+      // A residual addend (a MatMul's binary post-op) is read by the call itself.
+      const double addend = c.addend.valid() && !ops.empty() ? bytes_read(ops, c.addend) : 0.0;
+      const std::int64_t extra = c.addend.valid() ? static_cast<std::int64_t>(addend / 4) : bias;
+      if (head.inputs.size() >= 2 && prefer_epilogue(c, head.inputs[0].shape, head.inputs[1].shape, extra)) {
         // Post-ops: the contraction's operands move once; its epilogue only computes.
+        w.bytes_moved += addend;
         for (const TraceOp* op : ops)
           if (const auto kind = op_kind(program, *op)) w.flops += op_flops(*kind, *op);
       } else if (c.separate.fused < plan.fused.size()) {
