@@ -20,8 +20,10 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
       for (vm::Pc pc : f.pcs) os << ' ' << pc;
       if (f.sunk) os << " (sunk to pc " << s.pc << ")";
       // A symbolic group decides per call; an exact one was decided here.
+      // Per-row inputs expand on the calling thread: a call split across threads runs row by row.
       if (f.tile_short_rows && f.exact_layout)
-        os << " (rows of " << (*f.exact_layout)[2] << " floats run as long tiles)";
+        os << " (rows of " << (*f.exact_layout)[2] << " floats run as long tiles"
+           << (f.per_element_spec ? " when the call stays on one thread" : "") << ")";
       if (f.per_element_spec) os << " (with a per-element kernel for tiles of its per-row inputs)";
       if (f.on_device) os << " (on " << plan.device << ", the x86 kernel if it fails)";
       if (!f.device_refusal.empty()) os << " (on the CPU: " << f.device_refusal << ")";

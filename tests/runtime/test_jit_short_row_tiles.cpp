@@ -144,6 +144,8 @@ TEST_CASE("jit: one value per row tiles through the per-element kernel", "[unit]
   CHECK(s.stats().jit.compiled_entries >= 1);
   CHECK(s.stats().jit.tiled_fused_calls == s.stats().jit.compiled_entries);
   CHECK(listings(model).find("per-element kernel") != std::string::npos);
+  CHECK(listings(model).find("(rows of 5 floats run as long tiles when the call stays on one thread)") !=
+        std::string::npos);
   // Other row counts (R symbolic), one chunk or several, rows left over or not.
   for (std::int64_t rows : {4999, 640, 1024 + 63, 64 * 16 * 2, 300}) check_bits(s, ref, inputs(rows, 9));
   REQUIRE(s.stats().jit.compiles >= 2);
