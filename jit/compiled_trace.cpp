@@ -458,15 +458,15 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
     args.outputs = outputs;
     args.strides = layout.strides;
     for (int d = 0; d < 3; ++d) args.dims[d] = layout.dims[d];
-    // Per-row inputs expand chunk by chunk on the calling thread, so a call
-    // large enough to split across threads runs row by row instead.
-    const FusedFn per_element = code_.fused_per_element[step.fused];
-    const bool threaded = ctx.threads > 1 && numel >= kParallelMinElements;
-    const std::optional<RowTiling> tiling =
-        fs.tile_short_rows ? plan_row_tiling(layout, n, per_element && !threaded ? fs.per_row_max_row : 0)
-                           : std::nullopt;
     std::uint32_t canaries = 0;
     if (!fs.on_device || !run_on_device(fs, args, rows, run, canaries)) {
+      // Per-row inputs expand chunk by chunk on the calling thread, so a call
+      // large enough to split across threads runs row by row instead.
+      const FusedFn per_element = code_.fused_per_element[step.fused];
+      const bool threaded = ctx.threads > 1 && numel >= kParallelMinElements;
+      const std::optional<RowTiling> tiling =
+          fs.tile_short_rows ? plan_row_tiling(layout, n, per_element && !threaded ? fs.per_row_max_row : 0)
+                             : std::nullopt;
       canaries = tiling ? call_fused_tiled(fn, per_element, args, layout, *tiling, n, fs.outputs.size(), scratch,
                                            ctx.threads)
                         : call_fused(fn, args, rows, numel, ctx.threads);

@@ -14,10 +14,4 @@ std::size_t place_fused_groups(Plan& plan, const FusedDevice& device) {
   return placed;
 }
 
-std::size_t groups_on_device(const Plan& plan) {
-  std::size_t n = 0;
-  for (const FusedStep& f : plan.fused) n += f.on_device ? 1 : 0;
-  return n;
-}
-
 }  // namespace canary::jit

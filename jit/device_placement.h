@@ -16,7 +16,4 @@ namespace canary::jit {
 // plan.device to the device's name when at least one is placed.
 std::size_t place_fused_groups(Plan& plan, const FusedDevice& device);
 
-// Groups of the plan placed on its device.
-std::size_t groups_on_device(const Plan& plan);
-
 }  // namespace canary::jit

@@ -103,8 +103,6 @@ class Engine {
   // A run of the trace's groups on the device failed (the first one: the
   // trace's groups run on the CPU from now on; CompiledTrace::device_error).
   void on_device_failure(vm::AnchorId anchor, const CompiledTrace& trace, std::uint64_t call);
-  // The device groups are placed on, or null (JitOptions::device "cpu", or none usable).
-  const FusedDevice* device() const { return device_.get(); }
 
   // Cost model (engine_trial.cpp). A session asks at the start of each call
   // whether the call should run a candidate under trial (or be a monitoring

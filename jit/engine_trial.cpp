@@ -62,9 +62,7 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::sh
         // the device refused them all): it is the CPU candidate of its axis,
         // kept under that name unless the list already has it.
         spec.plan.fused_on_device = false;
-        const std::string suffix = " on gpu";
-        if (spec.name.size() > suffix.size() && spec.name.ends_with(suffix))
-          spec.name.resize(spec.name.size() - suffix.size());
+        if (spec.name.ends_with(cost::kOnGpuSuffix)) spec.name.resize(spec.name.size() - cost::kOnGpuSuffix.size());
         const bool duplicate = std::any_of(trial->candidates.begin(), trial->candidates.end(),
                                            [&](const cost::TrialCandidate& o) { return o.spec.name == spec.name; });
         if (duplicate) continue;

@@ -181,22 +181,22 @@ bool build_fused(const vm::Program& program, const Trace& trace, const Group& g,
     }
   // Exact dims are baked into the kernel unless the recorded layout tiles
   // (the tiled call passes other dims); symbolic kernels may tile any call.
-  const std::optional<RowTiling> recorded_tiling =
-      options.short_row_tiles ? plan_row_tiling(layout, spans.size(), max_row_with_per_row_inputs(spec))
+  // `tiling` ignores the row count: whether these rows and inputs tile given
+  // rows enough. The recorded call itself tiles with two tiles or more.
+  const std::optional<RowTiling> tiling =
+      options.short_row_tiles ? plan_row_tiling(layout, spans.size(), max_row_with_per_row_inputs(spec), 0)
                               : std::nullopt;
+  const bool recorded_tiles = tiling && tiling->tiles >= 2;
   out.tile_short_rows = options.short_row_tiles;
   if (options.tier == Tier::ExactFused) {
     out.exact_layout = std::array{layout.dims[0], layout.dims[1], layout.dims[2]};
-    out.tile_short_rows = recorded_tiling.has_value();
+    out.tile_short_rows = recorded_tiles;
     if (!out.tile_short_rows) spec.exact_dims = out.exact_layout;
   }
-  // A symbolic group gets the per-element kernel also when the recorded
-  // call had too few rows to tile: later calls of more rows may.
-  const std::optional<RowTiling> later_tiling =
-      options.short_row_tiles && options.tier != Tier::ExactFused && !recorded_tiling
-          ? plan_row_tiling(layout, spans.size(), max_row_with_per_row_inputs(spec), 0)
-          : std::nullopt;
-  if ((recorded_tiling && recorded_tiling->per_row != 0) || (later_tiling && later_tiling->per_row != 0)) {
+  // Per-row inputs need the per-element kernel: an exact group when its
+  // recorded call tiles, a symbolic one also when that call had too few rows
+  // (later calls of more rows may tile).
+  if (tiling && tiling->per_row != 0 && (recorded_tiles || options.tier != Tier::ExactFused)) {
     out.per_element_spec = spec;
     out.per_element_spec->inner_broadcast.assign(spec.inner_broadcast.size(), false);
     out.per_row_max_row = max_row_with_per_row_inputs(spec);

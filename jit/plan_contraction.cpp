@@ -83,7 +83,7 @@ std::optional<ContractionMatch> match_contraction(const vm::Program& program, co
   ContractionMatch m;
   m.step.info = *info;
   const TraceOp* previous = &head;
-  // A MatMul's first absorbed op may be an Add of a bias or residual.
+  // A MatMul's first absorbed op may be the Add of a residual (matmul_addend).
   if (info->kind == vm::ContractionInfo::Kind::MatMul && i + 1 < trace.ops.size()) {
     const TraceOp& op = trace.ops[i + 1];
     const std::optional<FusibleOp> f = fusible_op(program, op, constants);

@@ -95,7 +95,7 @@ std::string candidate_name(const PlanOptions& plan, x86::Isa isa, bool all_symbo
   else if (plan.tier == Tier::SymbolicFused) name += " symbolic";
   if (plan.accumulation == Accumulation::Compensated) name += " compensated";
   if (plan.threads > 1) name += " " + std::to_string(plan.threads) + " threads";
-  if (plan.fused_on_device) name += " on gpu";
+  if (plan.fused_on_device) name += kOnGpuSuffix;
   return name;
 }
 

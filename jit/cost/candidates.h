@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "canary/cost.h"
@@ -53,5 +54,7 @@ std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const T
 // fp32 compensated" (compensated row sums), "fused exact avx512 fp32 on gpu"
 // (fused groups on the GPU), ...
 std::string candidate_name(const PlanOptions& plan, x86::Isa isa, bool all_symbolic);
+// What candidate_name appends for fused groups on the GPU.
+inline constexpr std::string_view kOnGpuSuffix = " on gpu";
 
 }  // namespace canary::jit::cost

@@ -102,13 +102,14 @@ CachedPrimitive make_matmul(const MatmulPlan& p, OperandEncoding e, const Epilog
   const dnnl::memory::desc b_md = onednn::operand_desc(onednn::row_major_desc(p.b_dims()), e);
   const dnnl::memory::desc y_md = onednn::row_major_desc(p.y_dims());
   dnnl::memory::desc addend_md;
-  dnnl::primitive_attr attr = onednn::epilogue_attributes(epilogue);
-  if (addend != nullptr) {
+  dnnl::primitive_attr attr;
+  if (addend == nullptr) {
+    attr = onednn::epilogue_attributes(epilogue);
+  } else {
     addend_md = onednn::row_major_desc(std::span<const std::int64_t>(addend->data(), p.rank));
     dnnl::post_ops ops;
     ops.append_binary(dnnl::algorithm::binary_add, addend_md);
     onednn::append_epilogue(ops, epilogue);
-    attr = dnnl::primitive_attr();
     attr.set_post_ops(ops);
   }
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), attr, onednn::cpu_engine());

@@ -57,9 +57,11 @@ const CostTerm* term(const CostCandidate& c, const std::string& name) {
   return nullptr;
 }
 
-// Runs the chain until the cost model decides; returns the decision.
-std::shared_ptr<const CostDecision> decide(const Model& m, Session& s, const Model& ref_model) {
-  Session ref = ref_model.session();
+// Runs the chain until the cost model decides, every output checked against
+// the interpreter's; returns the decision.
+std::shared_ptr<const CostDecision> decide(const Model& m, Session& s) {
+  const Runtime ref_rt(interpreter_options());
+  Session ref = elementwise_chain(ref_rt).session();
   for (int i = 0; i < 300 && !first_decision(m); ++i) {
     const NamedTensors in = chain_inputs(i);
     check_same_values(s.run(in).at("y"), ref.run(in).at("y"), 1e-5);
@@ -73,10 +75,10 @@ TEST_CASE("cost model: with device 'auto' the GPU placement is a measured candid
           "[unit][cost][api][device]") {
   auto device = std::make_shared<HostFusedDevice>();
   jit::ScopedDeviceOverride installed(device);
-  Runtime rt(placement_options("auto", CostProfile::Balanced)), ref_rt(interpreter_options());
-  const Model m = elementwise_chain(rt), ref_model = elementwise_chain(ref_rt);
+  Runtime rt(placement_options("auto", CostProfile::Balanced));
+  const Model m = elementwise_chain(rt);
   Session s = m.session();
-  const auto d = decide(m, s, ref_model);
+  const auto d = decide(m, s);
   REQUIRE(d);
   INFO(d->to_table());
   const CostCandidate* cpu = candidate(*d, "fused exact avx512 fp32");
@@ -109,10 +111,10 @@ TEST_CASE("cost model: with device 'gpu' the ladder's variant is on the GPU and 
           "[unit][cost][api][device]") {
   auto device = std::make_shared<HostFusedDevice>();
   jit::ScopedDeviceOverride installed(device);
-  Runtime rt(placement_options("gpu", CostProfile::Speed)), ref_rt(interpreter_options());
-  const Model m = elementwise_chain(rt), ref_model = elementwise_chain(ref_rt);
+  Runtime rt(placement_options("gpu", CostProfile::Speed));
+  const Model m = elementwise_chain(rt);
   Session s = m.session();
-  const auto d = decide(m, s, ref_model);
+  const auto d = decide(m, s);
   REQUIRE(d);
   INFO(d->to_table());
   const std::string primary = d->candidates.front().name;
