@@ -488,7 +488,16 @@ bool CompiledTrace::run_on_device(const FusedStep& fs, FusedArgs args, std::int6
   if (device_off_.load(std::memory_order_relaxed)) return false;
   args.row_begin = 0;
   args.row_end = rows;
-  const DeviceRun r = code_.device->run(fs.spec, args);
+  return accept_device_run(code_.device->run(fs.spec, args), run, canaries);
+}
+
+bool CompiledTrace::run_row_on_device(const RowStep& rs, const RowArgs& args, TraceRun& run,
+                                      std::uint32_t& canaries) const {
+  if (device_off_.load(std::memory_order_relaxed)) return false;
+  return accept_device_run(code_.device->run_row(rs.spec, args), run, canaries);
+}
+
+bool CompiledTrace::accept_device_run(const DeviceRun& r, TraceRun& run, std::uint32_t& canaries) const {
   if (r.ok) {
     canaries = r.canaries;
     ++run.device_calls;
@@ -563,7 +572,9 @@ bool CompiledTrace::run_row(const Step& step, const vm::FrameView& frame, const 
     for (int d = 0; d < 3; ++d) args.dims[d] = layout.dims[d];
     args.row_begin = 0;
     args.row_end = rows;
-    if (fn(&args) != 0) run.value_canary = true;
+    std::uint32_t canaries = 0;
+    if (!rs.on_device || !run_row_on_device(rs, args, run, canaries)) canaries = fn(&args);
+    if (canaries != 0) run.value_canary = true;
   }
   if (rs.output_aliases_input) std::swap(out, frame.registers[rs.output.index]);
   return true;

@@ -67,7 +67,7 @@ struct TraceRun {
   bool range_canary = false;        // a fused kernel wrote a value outside its recorded range
   std::uint32_t range_group = 0;    // range_canary: the first such group (index into plan().fused)
   std::uint32_t tiled_calls = 0;    // fused kernel calls that ran short rows as long tiles (fused_tiling.h)
-  std::uint32_t device_calls = 0;   // fused groups that ran on the device (FusedStep::on_device)
+  std::uint32_t device_calls = 0;   // fused groups and row kernels that ran on the device (on_device)
   std::uint64_t device_bytes = 0;   // bytes those calls moved between host and device
   // This run's device failure turned the device off for the trace
   // (CompiledTrace::device_error says why); the x86 kernels ran instead.
@@ -139,6 +139,10 @@ class CompiledTrace {
   // this trace or this run failed (which turns it off): the CPU runs it.
   bool run_on_device(const FusedStep& fs, FusedArgs args, std::int64_t rows, TraceRun& run,
                      std::uint32_t& canaries) const;
+  bool run_row_on_device(const RowStep& rs, const RowArgs& args, TraceRun& run, std::uint32_t& canaries) const;
+  // Takes a device run's result into run: true when it ran; a failure turns
+  // the device off for this trace (the first one reports), a decline does not.
+  bool accept_device_run(const DeviceRun& r, TraceRun& run, std::uint32_t& canaries) const;
   bool run_row(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                TraceRun& run) const;
   void run_kernel(const Step& step, const vm::FrameView& frame) const { run_kernel_at(step.pc, frame); }

@@ -1,7 +1,7 @@
-// Placement of a plan's fused elementwise groups on a FusedDevice (the GPU):
-// each group the device can run is marked on_device, each one it refuses
-// keeps the reason for the listing and stays on the x86 backend. Row
-// kernels, contractions and kernel steps always run on the CPU, so data
+// Placement of a plan's fused elementwise groups and row kernels on a
+// FusedDevice (the GPU): each one the device can run is marked on_device,
+// each one it refuses keeps the reason for the listing and stays on the x86
+// backend. Contractions and kernel steps always run on the CPU, so data
 // crosses the bus at every placed group's boundary.
 #pragma once
 
@@ -12,7 +12,7 @@
 
 namespace canary::jit {
 
-// Marks the groups of plan that device runs; returns how many. Sets
+// Marks the groups and row kernels of plan that device runs; returns how many. Sets
 // plan.device to the device's name when at least one is placed.
 std::size_t place_fused_groups(Plan& plan, const FusedDevice& device);
 

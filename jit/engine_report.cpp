@@ -45,6 +45,7 @@ VariantReport variant_report(const vm::Program& program, const CompiledTrace& t,
         g.expression = r.spec.key();
         g.inputs = r.inputs.size();
         g.outputs = 1;
+        if (r.on_device) g.device = p.device;
         break;
       }
       case StepKind::Contraction: {

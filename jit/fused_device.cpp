@@ -1,4 +1,4 @@
-// The process-wide device override (fused_device.h).
+// The process-wide device override and the row defaults (fused_device.h).
 #include "jit/fused_device.h"
 
 #include <mutex>
@@ -19,6 +19,16 @@ std::shared_ptr<const FusedDevice>& override_slot() {
 }
 
 }  // namespace
+
+std::string FusedDevice::unsupported_row(const FusedRowSpec&) const {
+  return "this device runs fused elementwise groups only";
+}
+
+DeviceRun FusedDevice::run_row(const FusedRowSpec&, const RowArgs&) const {
+  DeviceRun r;
+  r.error = "this device runs fused elementwise groups only";
+  return r;
+}
 
 ScopedDeviceOverride::ScopedDeviceOverride(std::shared_ptr<const FusedDevice> device) {
   std::lock_guard lock(override_mutex());

@@ -1,5 +1,5 @@
 // FusedDevice: a device outside the x86 backend that runs fused elementwise
-// groups of compiled traces, in practice the CUDA backend's GPU
+// groups and row kernels of compiled traces, in practice the CUDA backend's GPU
 // (jit/cuda/cuda_fused_device.h). The JIT places groups on it when
 // JitOptions::device asks (device_placement.h); a run that fails leaves the
 // outputs untouched and returns why, and the trace finishes the call, and
@@ -14,6 +14,7 @@
 #include <string>
 
 #include "jit/fused_kernel.h"
+#include "jit/fused_row.h"
 
 namespace canary::jit {
 
@@ -39,6 +40,13 @@ class FusedDevice {
   // evaluate_fused_reference does; on failure (or a decline) the outputs
   // are untouched. Thread-safe; never throws.
   virtual DeviceRun run(const FusedElementwiseSpec& spec, const FusedArgs& args) const = 0;
+
+  // Row kernels (an elementwise prologue, then a reduction, Softmax or
+  // LayerNorm along the last axis), with the same contract as above. A
+  // device that runs elementwise groups only keeps these defaults, which
+  // refuse every row kernel.
+  virtual std::string unsupported_row(const FusedRowSpec& spec) const;
+  virtual DeviceRun run_row(const FusedRowSpec& spec, const RowArgs& args) const;
 };
 
 // A device installed in place of the GPU for the models loaded while it is

@@ -129,6 +129,9 @@ struct RowStep {
   std::vector<std::uint8_t> input_ranks;
   bool output_aliases_input = false;
   std::vector<vm::Pc> pcs;          // prologue ops then the row op
+  // As FusedStep: runs on the plan's device, the x86 kernel when it fails.
+  bool on_device = false;
+  std::string device_refusal;
 };
 
 // ScanSlice/ScanAppend: a loop trace's per-iteration scan steps (vm/scan_ops.h).

@@ -34,6 +34,8 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
       const RowStep& r = plan.rows[s.fused];
       os << "row kernel " << s.fused << " (" << row_op_name(r.spec.op) << "): " << r.pcs.size() << " ops at pcs";
       for (vm::Pc pc : r.pcs) os << ' ' << pc;
+      if (r.on_device) os << " (on " << plan.device << ", the x86 kernel if it fails)";
+      if (!r.device_refusal.empty()) os << " (on the CPU: " << r.device_refusal << ")";
       os << ", " << r.inputs.size() << " inputs: " << r.spec.key();
       break;
     }

@@ -1,6 +1,7 @@
 // Trace compilation with the x86-64 backend; times itself for the events.
 #include "jit/trace_compiler.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "jit/x86/elementwise_codegen.h"
@@ -14,11 +15,12 @@ std::shared_ptr<const CompiledTrace> compile_plan(std::uint32_t id, std::shared_
                                                   std::string& error, std::shared_ptr<const FusedDevice> device) {
   const auto t0 = std::chrono::steady_clock::now();
   CompiledTrace::Code code;
-  for (const FusedStep& f : plan.fused)
-    if (f.on_device && !device) {
-      error = "a fused group is placed on a device but no device was given";
-      return nullptr;
-    }
+  const auto placed = [](const auto& step) { return step.on_device; };
+  if (!device && (std::any_of(plan.fused.begin(), plan.fused.end(), placed) ||
+                  std::any_of(plan.rows.begin(), plan.rows.end(), placed))) {
+    error = "a fused group is placed on a device but no device was given";
+    return nullptr;
+  }
   code.device = std::move(device);
   x86::CompiledGuards guards = x86::compile_guards(plan.guards, cache, error);
   if (!guards.fn) {

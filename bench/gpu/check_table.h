@@ -18,6 +18,8 @@ struct Row {
 
 // GPU vs reference over the differential catalog (one row per math mode).
 void check_differential(std::vector<Row>& rows);
+// GPU vs reference over the row-kernel catalog, and exact cases bitwise against the host model.
+void check_row_kernels(std::vector<Row>& rows);
 // CANARY_CUDA_FAULT=load|launch|oom each fail cleanly, then the call succeeds without it.
 void check_fault_fallback(std::vector<Row>& rows);
 // 300 calls of one symbolic spec with random shapes: time per call, modules compiled, all results match.

@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   std::vector<gc::Row> rows;
   rows.push_back({"device", device_text(*driver), true});
   gc::check_differential(rows);
+  gc::check_row_kernels(rows);
   gc::check_fault_fallback(rows);
   gc::check_bandwidth(*driver, rows);
   gc::check_launch_overhead(*driver, rows);

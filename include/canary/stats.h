@@ -32,7 +32,7 @@ struct JitStats {
   std::uint64_t range_canaries = 0;      // of which range canaries (JitOptions::range_canaries)
   std::uint64_t tiled_fused_calls = 0;   // fused kernel calls that ran short rows as long tiles
                                          // (JitOptions::short_row_tiles)
-  std::uint64_t device_fused_calls = 0;  // fused groups that ran on the GPU (JitOptions::device)
+  std::uint64_t device_fused_calls = 0;  // fused groups and row kernels that ran on the GPU (JitOptions::device)
   std::uint64_t device_bytes = 0;        // bytes those calls moved between host and GPU
   std::uint64_t traces_recorded = 0;     // model-wide from here on
   std::uint64_t compiles = 0;

@@ -160,7 +160,9 @@ WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Progr
       std::vector<vm::RegId> inputs = r.inputs;
       inputs.push_back(r.scale);
       inputs.push_back(r.bias);
+      const double before = w.bytes_moved;
       add_group_work(program, ops_at(by_pc, r.pcs), inputs, {r.output}, w);
+      if (r.on_device) w.device_bytes += w.bytes_moved - before;
     } else if (step.kind == StepKind::Kernel) {
       const auto it = by_pc.find(step.pc);
       if (it != by_pc.end()) add_kernel_work(program, *it->second, w);

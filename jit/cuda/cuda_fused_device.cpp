@@ -1,5 +1,5 @@
 // CudaFusedDevice: placement asks the launch checks that depend on the spec
-// alone; runs go through run_fused_on_gpu, which stages, launches and copies
+// alone; runs go through run_fused_on_gpu and run_row_on_gpu, which stages, launches and copies
 // back, and leaves the outputs untouched on any failure.
 #include "jit/cuda/cuda_fused_device.h"
 
@@ -8,6 +8,7 @@
 #include "jit/cuda/driver.h"
 #include "jit/cuda/fused_launch.h"
 #include "jit/cuda/fused_runner.h"
+#include "jit/cuda/row_launch.h"
 
 namespace canary::jit::cuda {
 
@@ -22,15 +23,32 @@ class CudaFusedDevice final : public FusedDevice {
   std::string unsupported(const FusedElementwiseSpec& spec) const override { return gpu_unsupported(spec); }
 
   DeviceRun run(const FusedElementwiseSpec& spec, const FusedArgs& args) const override {
-    DeviceRun out;
     // What placement could not know: this call's extent against the launch limits.
     if (std::string why = check_gpu_launch(spec, args.dims, args.row_begin, args.row_end, args.strides);
-        !why.empty()) {
-      out.declined = true;
-      out.error = why;
-      return out;
-    }
-    const GpuRunResult r = run_fused_on_gpu(spec, args);
+        !why.empty())
+      return declined(why);
+    return taken(run_fused_on_gpu(spec, args));
+  }
+
+  std::string unsupported_row(const FusedRowSpec& spec) const override { return gpu_unsupported_row(spec); }
+
+  DeviceRun run_row(const FusedRowSpec& spec, const RowArgs& args) const override {
+    if (std::string why = check_gpu_row_launch(spec, args.dims, args.row_begin, args.row_end, args.strides);
+        !why.empty())
+      return declined(why);
+    return taken(run_row_on_gpu(spec, args));
+  }
+
+ private:
+  static DeviceRun declined(std::string why) {
+    DeviceRun out;
+    out.declined = true;
+    out.error = std::move(why);
+    return out;
+  }
+
+  static DeviceRun taken(const GpuRunResult& r) {
+    DeviceRun out;
     out.ok = r.ok;
     out.error = r.error;
     out.canaries = r.flag != 0 ? kNonFiniteCanary : 0u;
@@ -38,7 +56,6 @@ class CudaFusedDevice final : public FusedDevice {
     return out;
   }
 
- private:
   std::string name_;
 };
 
@@ -51,6 +68,14 @@ std::string gpu_unsupported(const FusedElementwiseSpec& spec) {
   shapeless.exact_dims.reset();
   const std::vector<std::int64_t> strides(2 * spec.num_inputs, 0);
   return check_gpu_launch(shapeless, dims, 0, 0, strides.data());
+}
+
+std::string gpu_unsupported_row(const FusedRowSpec& spec) {
+  const std::int64_t dims[3] = {0, 0, 0};
+  FusedRowSpec shapeless = spec;
+  shapeless.prologue.exact_dims.reset();
+  const std::vector<std::int64_t> strides(2 * spec.prologue.num_inputs, 0);
+  return check_gpu_row_launch(shapeless, dims, 0, 0, strides.data());
 }
 
 std::shared_ptr<const FusedDevice> open_cuda_fused_device(std::string& why) {

@@ -13,6 +13,8 @@ namespace canary::jit::cuda {
 // spec-only launch checks (a malformed spec, range canaries, the kernel
 // parameter space); shapes are checked per call.
 std::string gpu_unsupported(const FusedElementwiseSpec& spec);
+// The same for a row kernel.
+std::string gpu_unsupported_row(const FusedRowSpec& spec);
 
 // Device 0 when the driver came up; otherwise nullptr with `why` set to the
 // driver's reason ("libcuda.so.1: cannot open shared object file: ...").

@@ -7,6 +7,7 @@
 
 #include "jit/cuda/fault_injection.h"
 #include "jit/cuda/ptx_elementwise.h"
+#include "jit/cuda/ptx_row.h"
 
 namespace canary::jit::cuda {
 namespace {
@@ -111,18 +112,34 @@ CudaStatus launch_fused(const CudaDriver& driver, const CudaModule& module, cons
 }
 
 CudaStatus FusedKernelCache::get(const FusedElementwiseSpec& spec, const CudaModule** out) {
+  std::string why = check_fused_spec(spec);
+  if (!why.empty()) why = "malformed spec: " + why;
+  return get_module(
+      spec.key(), why, [&] { return emit_fused_ptx(spec, driver_.ptx_target()); }, kFusedEntryName, out);
+}
+
+CudaStatus FusedKernelCache::get(const FusedRowSpec& spec, const CudaModule** out) {
+  std::string why = check_row_spec(spec);
+  if (!why.empty()) why = "malformed row spec: " + why;
+  return get_module(
+      spec.key(), why, [&] { return emit_row_ptx(spec, driver_.ptx_target()); }, kRowEntryName, out);
+}
+
+CudaStatus FusedKernelCache::get_module(const std::string& spec_key, const std::string& check,
+                                        const std::function<std::string()>& emit, const char* entry,
+                                        const CudaModule** out) {
   *out = nullptr;
-  const std::string key = spec.key() + " @" + driver_.ptx_target();
+  const std::string key = spec_key + " @" + driver_.ptx_target();
   if (auto it = modules_.find(key); it != modules_.end()) {
     ++hits_;
     *out = it->second.get();
     return {};
   }
   if (auto it = failures_.find(key); it != failures_.end()) return CudaStatus::failure(it->second);
-  if (std::string why = check_fused_spec(spec); !why.empty()) return CudaStatus::failure("malformed spec: " + why);
+  if (!check.empty()) return CudaStatus::failure(check);
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<CudaModule> module;
-  CudaStatus s = CudaModule::load(driver_, emit_fused_ptx(spec, driver_.ptx_target()), kFusedEntryName, &module);
+  CudaStatus s = CudaModule::load(driver_, emit(), entry, &module);
   compile_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ++compiles_;
   if (!s.ok()) {

@@ -1,11 +1,13 @@
 // Launching fused elementwise kernels on device memory: the argument
 // checks, the parameter block in the order ptx_elementwise.h documents, the
-// grid size, and the cache of loaded modules (one per spec key, so a
-// symbolic spec compiles once and serves every shape).
+// grid size, and the cache of loaded modules (one per spec key, elementwise
+// and row kernels alike, so a symbolic spec compiles once and serves every
+// shape).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -14,6 +16,7 @@
 #include "jit/cuda/driver.h"
 #include "jit/cuda/module.h"
 #include "jit/fused_kernel.h"
+#include "jit/fused_row.h"
 
 namespace canary::jit::cuda {
 
@@ -54,11 +57,17 @@ class FusedKernelCache {
   // module that failed to load fails again without retrying (injected
   // faults excepted).
   CudaStatus get(const FusedElementwiseSpec& spec, const CudaModule** out);
+  // The same for a row kernel (ptx_row.h).
+  CudaStatus get(const FusedRowSpec& spec, const CudaModule** out);
   int compiles() const { return compiles_; }
   int hits() const { return hits_; }
   double compile_ms() const { return compile_ms_; }
 
  private:
+  // The module cached under key, else emit()'s PTX loaded (check: the spec's problem, or "").
+  CudaStatus get_module(const std::string& key, const std::string& check, const std::function<std::string()>& emit,
+                        const char* entry, const CudaModule** out);
+
   const CudaDriver& driver_;
   std::unordered_map<std::string, std::unique_ptr<CudaModule>> modules_;
   std::unordered_map<std::string, std::string> failures_;

@@ -9,6 +9,7 @@
 
 #include "jit/cuda/driver.h"
 #include "jit/cuda/fused_launch.h"
+#include "jit/cuda/row_launch.h"
 
 namespace canary::jit::cuda {
 namespace {
@@ -36,15 +37,25 @@ class GpuFusedRunner {
   explicit GpuFusedRunner(const CudaDriver& driver) : driver_(driver), arena_(driver), kernels_(driver) {}
 
   GpuRunResult run(const FusedElementwiseSpec& spec, const FusedArgs& args) {
+    return guarded([&](std::uint32_t* flag) { return run_locked(spec, args, flag); });
+  }
+
+  GpuRunResult run_row(const FusedRowSpec& spec, const RowArgs& args) {
+    return guarded([&](std::uint32_t* flag) { return run_row_locked(spec, args, flag); });
+  }
+
+  // One call under the lock: its result, bytes moved and counters; a failed
+  // call's queued copies are drained before its staging is reused.
+  template <class Run>
+  GpuRunResult guarded(Run run_locked_call) {
     std::lock_guard<std::mutex> lock(mutex_);
     GpuRunResult result;
     try {
       const std::uint64_t moved_before = stats_.bytes_to_device + stats_.bytes_to_host;
-      CudaStatus s = run_locked(spec, args, &result.flag);
+      CudaStatus s = run_locked_call(&result.flag);
       result.bytes_moved = stats_.bytes_to_device + stats_.bytes_to_host - moved_before;
       result.ok = s.ok();
       result.error = s.error();
-      // Drain copies a failed call left queued before its staging is reused.
       if (!s.ok()) (void)driver_.synchronize();
     } catch (const std::exception& e) {
       result.error = std::string("CUDA backend: ") + e.what();
@@ -82,10 +93,8 @@ class GpuFusedRunner {
       extents[k] = static_cast<std::size_t>(input_extent(spec, d, args.strides, k));
       staging_elems += extents[k];
     }
-    void* staging = nullptr;
-    if (CudaStatus s = arena_.staging(staging_elems * sizeof(float), &staging); !s.ok()) return s;
-    float* host = static_cast<float*>(staging);
-
+    Staging staging;
+    if (CudaStatus s = begin_staging(staging_elems, &staging); !s.ok()) return s;
     CallBlocks blocks(arena_);
     DeviceFusedArgs dev;
     std::copy(args.dims, args.dims + 3, dev.dims);
@@ -93,13 +102,8 @@ class GpuFusedRunner {
     dev.row_end = args.row_end;
     dev.strides.assign(args.strides, args.strides + 2 * spec.num_inputs);
     for (int k = 0; k < spec.num_inputs; ++k) {
-      DevicePtr p = 0;
-      if (CudaStatus s = blocks.take(extents[k] * sizeof(float), &p); !s.ok()) return s;
-      std::memcpy(host, args.inputs[k], extents[k] * sizeof(float));
-      if (CudaStatus s = driver_.copy_to_device(p, host, extents[k] * sizeof(float)); !s.ok()) return s;
-      stats_.bytes_to_device += extents[k] * sizeof(float);
-      host += extents[k];
-      dev.inputs.push_back(p);
+      dev.inputs.push_back(0);
+      if (CudaStatus s = upload(blocks, staging, args.inputs[k], extents[k], &dev.inputs.back()); !s.ok()) return s;
     }
     for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
       DevicePtr p = 0;
@@ -107,28 +111,118 @@ class GpuFusedRunner {
       // The kernel writes element e at base + 4 e; the block holds [begin, end).
       dev.outputs.push_back(p - out_offset * sizeof(float));
     }
-    if (spec.check_non_finite) {
-      if (CudaStatus s = blocks.take(sizeof(std::uint32_t), &dev.flag); !s.ok()) return s;
-      if (CudaStatus s = driver_.fill_u32(dev.flag, 0, 1); !s.ok()) return s;
-    }
+    if (CudaStatus s = take_flag(blocks, spec.check_non_finite, &dev.flag); !s.ok()) return s;
     if (CudaStatus s = launch_fused(driver_, *module, spec, dev); !s.ok()) return s;
 
-    float* const out_staging = host;
+    std::vector<float*> results;
     for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
-      const DevicePtr block = dev.outputs[k] + out_offset * sizeof(float);
-      if (CudaStatus s = driver_.copy_to_host(out_staging + k * out_elems, block, out_elems * sizeof(float)); !s.ok())
-        return s;
-      stats_.bytes_to_host += out_elems * sizeof(float);
+      results.push_back(staging.cursor);
+      if (CudaStatus s = download(staging, dev.outputs[k] + out_offset * sizeof(float), out_elems); !s.ok()) return s;
     }
-    std::uint32_t* flag_staging = reinterpret_cast<std::uint32_t*>(out_staging + spec.outputs.size() * out_elems);
-    *flag_staging = 0;
-    if (spec.check_non_finite)
-      if (CudaStatus s = driver_.copy_to_host(flag_staging, dev.flag, sizeof(std::uint32_t)); !s.ok()) return s;
-    if (CudaStatus s = driver_.synchronize(); !s.ok()) return s;
-
+    if (CudaStatus s = finish(staging, dev.flag, flag); !s.ok()) return s;
     for (std::size_t k = 0; k < spec.outputs.size(); ++k)
-      std::memcpy(args.outputs[k] + out_offset, out_staging + k * out_elems, out_elems * sizeof(float));
-    *flag = *flag_staging != 0 ? 1u : 0u;
+      std::memcpy(args.outputs[k] + out_offset, results[k], out_elems * sizeof(float));
+    return {};
+  }
+
+  // The same for a row kernel: prologue inputs, scale and bias in; one
+  // float per row (reductions) or one row per row (Softmax, LayerNorm) out.
+  CudaStatus run_row_locked(const FusedRowSpec& spec, const RowArgs& args, std::uint32_t* flag) {
+    const FusedElementwiseSpec& pro = spec.prologue;
+    if (std::string why = check_gpu_row_launch(spec, args.dims, args.row_begin, args.row_end, args.strides);
+        !why.empty())
+      return CudaStatus::failure(why);
+    const auto d = launch_dims(pro, args.dims);
+    if (args.row_end == args.row_begin) return {};
+    const CudaModule* module = nullptr;
+    if (CudaStatus s = kernels_.get(spec, &module); !s.ok()) return s;
+
+    const std::int64_t width = row_output_width(spec, d[2]);
+    const std::size_t out_elems = static_cast<std::size_t>((args.row_end - args.row_begin) * width);
+    const std::size_t out_offset = static_cast<std::size_t>(args.row_begin * width);
+    const std::size_t vector_elems = static_cast<std::size_t>(d[2]);
+    std::vector<std::size_t> extents(pro.num_inputs);
+    std::size_t staging_elems = out_elems + 2 * vector_elems + 1;
+    for (int k = 0; k < pro.num_inputs; ++k) {
+      extents[k] = static_cast<std::size_t>(input_extent(pro, d, args.strides, k));
+      staging_elems += extents[k];
+    }
+    Staging staging;
+    if (CudaStatus s = begin_staging(staging_elems, &staging); !s.ok()) return s;
+    CallBlocks blocks(arena_);
+    DeviceRowArgs dev;
+    std::copy(args.dims, args.dims + 3, dev.dims);
+    dev.row_begin = args.row_begin;
+    dev.row_end = args.row_end;
+    dev.strides.assign(args.strides, args.strides + 2 * pro.num_inputs);
+    for (int k = 0; k < pro.num_inputs; ++k) {
+      dev.inputs.push_back(0);
+      if (CudaStatus s = upload(blocks, staging, args.inputs[k], extents[k], &dev.inputs.back()); !s.ok()) return s;
+    }
+    if (spec.has_scale)
+      if (CudaStatus s = upload(blocks, staging, args.scale, vector_elems, &dev.scale); !s.ok()) return s;
+    if (spec.has_bias)
+      if (CudaStatus s = upload(blocks, staging, args.bias, vector_elems, &dev.bias); !s.ok()) return s;
+    DevicePtr out = 0;
+    if (CudaStatus s = blocks.take(std::max<std::size_t>(out_elems, 1) * sizeof(float), &out); !s.ok()) return s;
+    dev.output = out - out_offset * sizeof(float);  // the kernel indexes by absolute row
+    if (CudaStatus s = take_flag(blocks, pro.check_non_finite, &dev.flag); !s.ok()) return s;
+    if (CudaStatus s = launch_row(driver_, *module, spec, dev); !s.ok()) return s;
+
+    float* const result = staging.cursor;
+    if (CudaStatus s = download(staging, out, out_elems); !s.ok()) return s;
+    if (CudaStatus s = finish(staging, dev.flag, flag); !s.ok()) return s;
+    std::memcpy(args.output + out_offset, result, out_elems * sizeof(float));
+    return {};
+  }
+
+  // The pinned staging buffer of one call, used front to back.
+  struct Staging {
+    float* cursor = nullptr;
+  };
+
+  CudaStatus begin_staging(std::size_t elems, Staging* staging) {
+    void* p = nullptr;
+    if (CudaStatus s = arena_.staging(elems * sizeof(float), &p); !s.ok()) return s;
+    staging->cursor = static_cast<float*>(p);
+    return {};
+  }
+
+  // Copies elems floats from host memory through staging into a new block.
+  CudaStatus upload(CallBlocks& blocks, Staging& staging, const float* src, std::size_t elems, DevicePtr* out) {
+    if (CudaStatus s = blocks.take(elems * sizeof(float), out); !s.ok()) return s;
+    if (elems == 0) return {};
+    std::memcpy(staging.cursor, src, elems * sizeof(float));
+    if (CudaStatus s = driver_.copy_to_device(*out, staging.cursor, elems * sizeof(float)); !s.ok()) return s;
+    stats_.bytes_to_device += elems * sizeof(float);
+    staging.cursor += elems;
+    return {};
+  }
+
+  // A zeroed canary word when the kernel checks values.
+  CudaStatus take_flag(CallBlocks& blocks, bool wanted, DevicePtr* flag) {
+    if (!wanted) return {};
+    if (CudaStatus s = blocks.take(sizeof(std::uint32_t), flag); !s.ok()) return s;
+    return driver_.fill_u32(*flag, 0, 1);
+  }
+
+  // Queues the copy of elems floats of block into staging.
+  CudaStatus download(Staging& staging, DevicePtr block, std::size_t elems) {
+    if (elems == 0) return {};
+    if (CudaStatus s = driver_.copy_to_host(staging.cursor, block, elems * sizeof(float)); !s.ok()) return s;
+    stats_.bytes_to_host += elems * sizeof(float);
+    staging.cursor += elems;
+    return {};
+  }
+
+  // Queues the canary word's copy, waits for the stream, and reads the word.
+  CudaStatus finish(Staging& staging, DevicePtr device_flag, std::uint32_t* flag) {
+    std::uint32_t* word = reinterpret_cast<std::uint32_t*>(staging.cursor);
+    *word = 0;
+    if (device_flag != 0)
+      if (CudaStatus s = driver_.copy_to_host(word, device_flag, sizeof(std::uint32_t)); !s.ok()) return s;
+    if (CudaStatus s = driver_.synchronize(); !s.ok()) return s;
+    *flag = *word != 0 ? 1u : 0u;
     return {};
   }
 
@@ -154,6 +248,12 @@ GpuRunResult run_fused_on_gpu(const FusedElementwiseSpec& spec, const FusedArgs&
   GpuFusedRunner* r = runner();
   if (r == nullptr) return GpuRunResult{false, "CUDA unavailable: " + CudaDriver::absent_reason(), 0};
   return r->run(spec, args);
+}
+
+GpuRunResult run_row_on_gpu(const FusedRowSpec& spec, const RowArgs& args) {
+  GpuFusedRunner* r = runner();
+  if (r == nullptr) return GpuRunResult{false, "CUDA unavailable: " + CudaDriver::absent_reason(), 0};
+  return r->run_row(spec, args);
 }
 
 GpuFusedStats gpu_fused_stats() {

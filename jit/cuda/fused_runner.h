@@ -1,5 +1,5 @@
-// run_fused_on_gpu: the CUDA backend's entry point for one fused
-// elementwise call on host data. Inputs are staged through pinned memory
+// run_fused_on_gpu / run_row_on_gpu: the CUDA backend's entry points for one
+// fused elementwise or row-kernel call on host data. Inputs are staged through pinned memory
 // into arena blocks, the kernel is launched, outputs come back; every
 // failure (no driver, a module that does not load, a failed launch,
 // out-of-memory, an asynchronous device error) returns its reason and
@@ -12,6 +12,7 @@
 
 #include "jit/cuda/device_arena.h"
 #include "jit/fused_kernel.h"
+#include "jit/fused_row.h"
 
 namespace canary::jit::cuda {
 
@@ -25,6 +26,9 @@ struct GpuRunResult {
 // Runs spec over rows [args.row_begin, args.row_end) of args.dims with host
 // input and output pointers, as evaluate_fused_reference does on the CPU.
 GpuRunResult run_fused_on_gpu(const FusedElementwiseSpec& spec, const FusedArgs& args);
+
+// The same for a row kernel (ptx_row.h), as evaluate_row_reference does.
+GpuRunResult run_row_on_gpu(const FusedRowSpec& spec, const RowArgs& args);
 
 // Counters of the process-wide runner behind run_fused_on_gpu.
 struct GpuFusedStats {

@@ -40,6 +40,52 @@ void PtxBuilder::comment(const std::string& text) {
   body_ += "\n";
 }
 
+PtxL PtxBuilder::param_pointer(const std::string& name) {
+  const PtxL raw = new_l(), global = new_l();
+  emit("ld.param.u64 " + ptx_reg(raw) + ", [" + name + "]");
+  emit("cvta.to.global.u64 " + ptx_reg(global) + ", " + ptx_reg(raw));
+  return global;
+}
+
+PtxL PtxBuilder::param_s64(const std::string& name) {
+  const PtxL r = new_l();
+  emit("ld.param.s64 " + ptx_reg(r) + ", [" + name + "]");
+  return r;
+}
+
+PtxI PtxBuilder::param_u32(const std::string& name) {
+  const PtxI r = new_i();
+  emit("ld.param.u32 " + ptx_reg(r) + ", [" + name + "]");
+  return r;
+}
+
+PtxI PtxBuilder::immediate_u32(std::uint32_t v) {
+  const PtxI r = new_i();
+  emit("mov.u32 " + ptx_reg(r) + ", " + std::to_string(v));
+  return r;
+}
+
+PtxI PtxBuilder::divide(PtxI n, PtxI magic, PtxI shift) {
+  const PtxI hi = new_i(), sum = new_i(), q = new_i();
+  emit("mul.hi.u32 " + ptx_reg(hi) + ", " + ptx_reg(n) + ", " + ptx_reg(magic));
+  emit("add.u32 " + ptx_reg(sum) + ", " + ptx_reg(hi) + ", " + ptx_reg(n));
+  emit("shr.b32 " + ptx_reg(q) + ", " + ptx_reg(sum) + ", " + ptx_reg(shift));
+  return q;
+}
+
+PtxI PtxBuilder::remainder(PtxI n, PtxI q, PtxI d) {
+  const PtxI prod = new_i(), r = new_i();
+  emit("mul.lo.u32 " + ptx_reg(prod) + ", " + ptx_reg(q) + ", " + ptx_reg(d));
+  emit("sub.u32 " + ptx_reg(r) + ", " + ptx_reg(n) + ", " + ptx_reg(prod));
+  return r;
+}
+
+PtxL PtxBuilder::widen(PtxI v) {
+  const PtxL r = new_l();
+  emit("cvt.u64.u32 " + ptx_reg(r) + ", " + ptx_reg(v));
+  return r;
+}
+
 std::string PtxBuilder::declarations() const {
   std::string s;
   // PTX rejects a zero-sized register vector, so every kind gets at least one.

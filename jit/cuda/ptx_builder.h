@@ -49,6 +49,33 @@ class PtxBuilder {
   // Appends a comment line.
   void comment(const std::string& text);
 
+  // Common instruction sequences of the kernels.
+  // A .u64 address parameter converted to a global address.
+  PtxL param_pointer(const std::string& name);
+  PtxL param_s64(const std::string& name);
+  PtxI param_u32(const std::string& name);
+  PtxI immediate_u32(std::uint32_t v);
+  // n / d as q = (mulhi(n, magic) + n) >> shift (Divider in ptx_elementwise.h).
+  PtxI divide(PtxI n, PtxI magic, PtxI shift);
+  // n - q * d.
+  PtxI remainder(PtxI n, PtxI q, PtxI d);
+  // Zero-extends to 64 bits.
+  PtxL widen(PtxI v);
+  // "for (; counter < limit; counter += step) body();" on unsigned 32-bit values.
+  template <class Body>
+  void strided_loop(PtxI counter, PtxI limit, PtxI step, const char* stem, Body body) {
+    const std::string loop = new_label(stem), done = new_label(stem);
+    const PtxP out_of_range = new_p(), more = new_p();
+    emit("setp.ge.u32 " + ptx_reg(out_of_range) + ", " + ptx_reg(counter) + ", " + ptx_reg(limit));
+    emit("@" + ptx_reg(out_of_range) + " bra " + done);
+    place_label(loop);
+    body();
+    emit("add.u32 " + ptx_reg(counter) + ", " + ptx_reg(counter) + ", " + ptx_reg(step));
+    emit("setp.lt.u32 " + ptx_reg(more) + ", " + ptx_reg(counter) + ", " + ptx_reg(limit));
+    emit("@" + ptx_reg(more) + " bra " + loop);
+    place_label(done);
+  }
+
   // The ".reg" declarations for every register handed out so far.
   std::string declarations() const;
   const std::string& body() const { return body_; }

@@ -56,90 +56,41 @@ class FusedPtxEmitter {
     return s;
   }
 
-  // A global address parameter.
-  PtxL load_pointer(const std::string& name) {
-    const PtxL raw = b_.new_l(), global = b_.new_l();
-    b_.emit("ld.param.u64 " + ptx_reg(raw) + ", [" + name + "]");
-    b_.emit("cvta.to.global.u64 " + ptx_reg(global) + ", " + ptx_reg(raw));
-    return global;
-  }
-
-  PtxL load_s64(const std::string& name) {
-    const PtxL r = b_.new_l();
-    b_.emit("ld.param.s64 " + ptx_reg(r) + ", [" + name + "]");
-    return r;
-  }
-
-  PtxI load_u32(const std::string& name) {
-    const PtxI r = b_.new_i();
-    b_.emit("ld.param.u32 " + ptx_reg(r) + ", [" + name + "]");
-    return r;
-  }
-
-  PtxI immediate_u32(std::uint32_t v) {
-    const PtxI r = b_.new_i();
-    b_.emit("mov.u32 " + ptx_reg(r) + ", " + std::to_string(v));
-    return r;
-  }
-
   // Loads every parameter once, before the loop; exact dims become immediates.
   void load_parameters() {
-    for (int k = 0; k < spec_.num_inputs; ++k) inputs_.push_back({load_pointer("in_" + std::to_string(k)), {}, {}});
-    for (std::size_t k = 0; k < spec_.outputs.size(); ++k) outputs_.push_back(load_pointer("out_" + std::to_string(k)));
+    for (int k = 0; k < spec_.num_inputs; ++k) inputs_.push_back({b_.param_pointer("in_" + std::to_string(k)), {}, {}});
+    for (std::size_t k = 0; k < spec_.outputs.size(); ++k) outputs_.push_back(b_.param_pointer("out_" + std::to_string(k)));
     for (int k = 0; k < spec_.num_inputs; ++k) {
-      inputs_[k].stride0 = load_s64("s0_" + std::to_string(k));
-      inputs_[k].stride1 = load_s64("s1_" + std::to_string(k));
+      inputs_[k].stride0 = b_.param_s64("s0_" + std::to_string(k));
+      inputs_[k].stride1 = b_.param_s64("s1_" + std::to_string(k));
     }
-    begin_ = load_u32("begin");
-    end_ = load_u32("end");
-    vector_ok_ = load_u32("vector_ok");
+    begin_ = b_.param_u32("begin");
+    end_ = b_.param_u32("end");
+    vector_ok_ = b_.param_u32("vector_ok");
     if (spec_.exact_dims) {
       const auto& d = *spec_.exact_dims;
       const FusedLaunchScalars s = make_launch_scalars(d[1] > 0 ? d[1] : 1, d[2] > 0 ? d[2] : 1, 0, 0);
       trivial_d1_ = s.d1 == 1;
       trivial_d2_ = s.d2 == 1;
-      d1_ = immediate_u32(s.d1), d2_ = immediate_u32(s.d2);
-      magic1_ = immediate_u32(s.magic1), shift1_ = immediate_u32(s.shift1);
-      magic2_ = immediate_u32(s.magic2), shift2_ = immediate_u32(s.shift2);
+      d1_ = b_.immediate_u32(s.d1), d2_ = b_.immediate_u32(s.d2);
+      magic1_ = b_.immediate_u32(s.magic1), shift1_ = b_.immediate_u32(s.shift1);
+      magic2_ = b_.immediate_u32(s.magic2), shift2_ = b_.immediate_u32(s.shift2);
     } else {
-      d1_ = load_u32("d1"), d2_ = load_u32("d2");
-      magic1_ = load_u32("magic1"), shift1_ = load_u32("shift1");
-      magic2_ = load_u32("magic2"), shift2_ = load_u32("shift2");
+      d1_ = b_.param_u32("d1"), d2_ = b_.param_u32("d2");
+      magic1_ = b_.param_u32("magic1"), shift1_ = b_.param_u32("shift1");
+      magic2_ = b_.param_u32("magic2"), shift2_ = b_.param_u32("shift2");
     }
-    if (spec_.check_non_finite) flag_ = load_pointer("flag");
-  }
-
-  // q = (mulhi(n, magic) + n) >> shift, as Divider::divide.
-  PtxI emit_divide(PtxI n, PtxI magic, PtxI shift) {
-    const PtxI hi = b_.new_i(), sum = b_.new_i(), q = b_.new_i();
-    b_.emit("mul.hi.u32 " + ptx_reg(hi) + ", " + ptx_reg(n) + ", " + ptx_reg(magic));
-    b_.emit("add.u32 " + ptx_reg(sum) + ", " + ptx_reg(hi) + ", " + ptx_reg(n));
-    b_.emit("shr.b32 " + ptx_reg(q) + ", " + ptx_reg(sum) + ", " + ptx_reg(shift));
-    return q;
-  }
-
-  // n - q * d.
-  PtxI emit_remainder(PtxI n, PtxI q, PtxI d) {
-    const PtxI prod = b_.new_i(), r = b_.new_i();
-    b_.emit("mul.lo.u32 " + ptx_reg(prod) + ", " + ptx_reg(q) + ", " + ptx_reg(d));
-    b_.emit("sub.u32 " + ptx_reg(r) + ", " + ptx_reg(n) + ", " + ptx_reg(prod));
-    return r;
-  }
-
-  PtxL widen(PtxI v) {
-    const PtxL r = b_.new_l();
-    b_.emit("cvt.u64.u32 " + ptx_reg(r) + ", " + ptx_reg(v));
-    return r;
+    if (spec_.check_non_finite) flag_ = b_.param_pointer("flag");
   }
 
   // (i0, i1, i2) of flat index e.
   ElementIndex decode(PtxI e) {
-    const PtxI zero = immediate_u32(0);
-    const PtxI row = trivial_d2_ ? e : emit_divide(e, magic2_, shift2_);
-    const PtxI i2 = trivial_d2_ ? zero : emit_remainder(e, row, d2_);
-    const PtxI i0 = trivial_d1_ ? row : emit_divide(row, magic1_, shift1_);
-    const PtxI i1 = trivial_d1_ ? zero : emit_remainder(row, i0, d1_);
-    return {widen(i0), widen(i1), widen(i2)};
+    const PtxI zero = b_.immediate_u32(0);
+    const PtxI row = trivial_d2_ ? e : b_.divide(e, magic2_, shift2_);
+    const PtxI i2 = trivial_d2_ ? zero : b_.remainder(e, row, d2_);
+    const PtxI i0 = trivial_d1_ ? row : b_.divide(row, magic1_, shift1_);
+    const PtxI i1 = trivial_d1_ ? zero : b_.remainder(row, i0, d1_);
+    return {b_.widen(i0), b_.widen(i1), b_.widen(i2)};
   }
 
   // Loads input k at the element: base + 4 * (i0 s0 + i1 s1 [+ i2]).
@@ -221,21 +172,6 @@ class FusedPtxEmitter {
     }
   }
 
-  // Emits "loop over counter from its current value while < limit, by step".
-  template <class Body>
-  void emit_strided_loop(PtxI counter, PtxI limit, PtxI step, const char* stem, Body body) {
-    const std::string loop = b_.new_label(stem), done = b_.new_label(stem);
-    const PtxP out_of_range = b_.new_p(), more = b_.new_p();
-    b_.emit("setp.ge.u32 " + ptx_reg(out_of_range) + ", " + ptx_reg(counter) + ", " + ptx_reg(limit));
-    b_.emit("@" + ptx_reg(out_of_range) + " bra " + done);
-    b_.place_label(loop);
-    body();
-    b_.emit("add.u32 " + ptx_reg(counter) + ", " + ptx_reg(counter) + ", " + ptx_reg(step));
-    b_.emit("setp.lt.u32 " + ptx_reg(more) + ", " + ptx_reg(counter) + ", " + ptx_reg(limit));
-    b_.emit("@" + ptx_reg(more) + " bra " + loop);
-    b_.place_label(done);
-  }
-
   // The 4-wide loop (when vector_ok), the general loop from where it
   // stopped, then the canary flag.
   void emit_loop() {
@@ -248,7 +184,7 @@ class FusedPtxEmitter {
     b_.emit("mad.lo.u32 " + ptx_reg(gtid) + ", " + ptx_reg(ctaid) + ", " + ptx_reg(ntid) + ", " + ptx_reg(tid));
     b_.emit("mul.lo.u32 " + ptx_reg(step) + ", " + ptx_reg(nctaid) + ", " + ptx_reg(ntid));
     b_.emit("mov.u32 " + ptx_reg(start) + ", " + ptx_reg(begin_));
-    non_finite_ = immediate_u32(0);
+    non_finite_ = b_.immediate_u32(0);
 
     // An input read once per row can never take the 4-wide loop, so specs
     // with one get only the general loop.
@@ -256,7 +192,7 @@ class FusedPtxEmitter {
     for (bool row_value : spec_.inner_broadcast) vector_loop = vector_loop && !row_value;
     if (vector_loop) emit_vector_loop(gtid, step, start);
     b_.emit("add.u32 " + ptx_reg(e) + ", " + ptx_reg(start) + ", " + ptx_reg(gtid));
-    emit_strided_loop(e, end_, step, "scalar", [&] { emit_element(e); });
+    b_.strided_loop(e, end_, step, "scalar", [&] { emit_element(e); });
 
     if (spec_.check_non_finite) {
       const PtxP raised = b_.new_p();
@@ -277,7 +213,7 @@ class FusedPtxEmitter {
     b_.emit("sub.u32 " + ptx_reg(count) + ", " + ptx_reg(end_) + ", " + ptx_reg(begin_));
     b_.emit("shr.u32 " + ptx_reg(quads) + ", " + ptx_reg(count) + ", 2");
     b_.emit("mov.u32 " + ptx_reg(q) + ", " + ptx_reg(gtid));
-    emit_strided_loop(q, quads, step, "vector", [&] {
+    b_.strided_loop(q, quads, step, "vector", [&] {
       b_.emit("shl.b32 " + ptx_reg(qe) + ", " + ptx_reg(q) + ", 2");
       b_.emit("add.u32 " + ptx_reg(qe) + ", " + ptx_reg(qe) + ", " + ptx_reg(begin_));
       emit_vector_element(qe);

@@ -12,7 +12,9 @@
 #include <string>
 
 #include "jit/cuda/ptx_elementwise.h"
+#include "jit/cuda/ptx_row.h"
 #include "tests/cuda/diff_cases.h"
+#include "tests/cuda/row_cases.h"
 
 namespace cuda = canary::jit::cuda;
 namespace ct = canary::jit::cuda_test;
@@ -83,6 +85,58 @@ TEST_CASE("ptxas accepts sm_80 PTX for the transcendental chain and the canary",
     INFO(c.name << "\n" << r.log);
     CHECK(r.status == 0);
   }
+}
+
+TEST_CASE("ptxas accepts the PTX of every row-kernel case for sm_90 and sm_80", "[unit][cuda]") {
+  const std::string ptxas = ptxas_path();
+  const auto cases = ct::row_cases();
+  REQUIRE(cases.size() > 25);
+  if (ptxas.empty()) {
+    WARN("skipped: ptxas not found (CANARY_PTXAS = '" << CANARY_PTXAS << "'); PTX only generated");
+    for (const auto& c : cases) CHECK(cuda::emit_row_ptx(c.spec).find(".entry canary_row") != std::string::npos);
+    return;
+  }
+  for (const auto& c : cases) {
+    for (const char* arch : {"sm_90", "sm_80"}) {
+      const PtxasResult r = assemble(ptxas, cuda::emit_row_ptx(c.spec, arch), arch);
+      INFO(c.name << " for " << arch << " (" << c.spec.key() << ")\n" << r.log);
+      CHECK(r.status == 0);
+    }
+  }
+}
+
+TEST_CASE("Row PTX text: one fold per statistic, exact dims baked in, canary, scale and bias", "[unit][cuda]") {
+  const auto cases = ct::row_cases();
+  auto find = [&](const std::string& name) {
+    for (const auto& c : cases)
+      if (c.name == name) return c;
+    FAIL("no case " << name);
+    return cases.front();
+  };
+  auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string sum = cuda::emit_row_ptx(find("sum").spec);
+  CHECK(count(sum, "bar.sync 0") == 2);  // one fold: partials written, then read
+  CHECK(count(sum, "shfl.sync.bfly.b32") == 5);
+  CHECK(sum.find(", [d2];") != std::string::npos);
+  const std::string compensated = cuda::emit_row_ptx(find("sum compensated").spec);
+  CHECK(count(compensated, "shfl.sync.bfly.b32") == 10);  // sums and compensations
+  const std::string softmax = cuda::emit_row_ptx(find("softmax").spec);
+  CHECK(count(softmax, "bar.sync 0") == 4);  // max, then the denominator
+  const std::string ln = cuda::emit_row_ptx(find("layer_norm exact 2x3x777").spec);
+  CHECK(count(ln, "bar.sync 0") == 4);  // mean, then the squared deviations
+  CHECK(ln.find("[d2]") == std::string::npos);
+  CHECK(ln.find(", 777;") != std::string::npos);
+  CHECK(ln.find("[scale]") != std::string::npos);
+  CHECK(ln.find("[bias]") != std::string::npos);
+  CHECK(cuda::emit_row_ptx(find("layer_norm, variance below epsilon").spec).find("[scale]") == std::string::npos);
+  CHECK(cuda::emit_row_ptx(find("softmax fast of x-scalar").spec).find("ex2.approx.f32") != std::string::npos);
+  CHECK(softmax.find("ex2.approx") == std::string::npos);
+  CHECK(softmax.find("red.global.or") == std::string::npos);
+  CHECK(cuda::emit_row_ptx(find("softmax canary clean").spec).find("red.global.or.b32") != std::string::npos);
 }
 
 TEST_CASE("ptxas rejects malformed PTX, so the validation can fail", "[unit][cuda]") {

@@ -251,7 +251,9 @@ DifferentialReport DifferentialRunner::run(const RandomGraph& graph, const std::
   Session jit = jit_model->session(), interp = interp_model->session(), ref = interp_model->reference_session();
   std::optional<Session> twin;
   if (twin_model) twin = twin_model->reference_session();
+  const int row_runs_before = device_->row_runs();
   std::string failure = GraphRun(graph, stream, options, report).run(jit, interp, ref, twin ? &*twin : nullptr);
+  report.device_row_runs = static_cast<std::size_t>(device_->row_runs() - row_runs_before);
   std::vector<Event> events = jit_model->events();
   report.events = count_events(events);
   report.jit = jit.stats().jit;

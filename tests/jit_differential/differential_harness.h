@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "canary/canary.h"
-#include "jit/fused_device.h"
+#include "tests/runtime/host_fused_device.h"
 #include "tests/jit_differential/random_graph.h"
 #include "tests/jit_differential/shape_stream.h"
 #include "tests/jit_differential/tensor_compare.h"
@@ -58,6 +58,7 @@ struct DifferentialReport {
   std::size_t else_calls = 0;
   std::array<std::size_t, kEventKinds> events{};  // the JIT model's events by kind
   JitStats jit;                    // the JIT session's counters after the stream
+  std::size_t device_row_runs = 0; // of jit.device_fused_calls: row kernels (HarnessOptions::device)
   bool ok() const { return failure.empty(); }
   std::size_t count(EventKind kind) const { return events[static_cast<std::size_t>(kind)]; }
 };
@@ -87,7 +88,7 @@ class DifferentialRunner {
  private:
   const Runtime& jit_runtime(const HarnessOptions& options);
   Runtime interpreter_;
-  std::shared_ptr<const jit::FusedDevice> device_;  // for HarnessOptions::device
+  std::shared_ptr<const test::HostFusedDevice> device_;  // for HarnessOptions::device
   std::map<std::string, std::unique_ptr<Runtime>> jit_;
 };
 

@@ -246,3 +246,98 @@ TEST_CASE("jit device: an unknown device, or 'auto' without the cost model, is a
   o.cost.enabled = true;
   CHECK_NOTHROW(Runtime(o));
 }
+
+namespace {
+
+// Softmax, LayerNormalization and a ReduceSum after elementwise ops: three row kernels.
+const char* kRows = R"(canary v1
+graph main(x: f32[N, T], s: f32[T], b: f32[T]) -> (p, n, r) {
+  const half: f32[] = [0.5]
+  h = Mul(x, half)
+  t = Sub(h, b)
+  p = Softmax(t) {axis = -1}
+  u = Add(x, b)
+  n = LayerNormalization(u, s, b) {axis = -1, epsilon = 0.00001}
+  e = Exp(x)
+  const last: i64[1] = [-1]
+  r = ReduceSum(e, last) {keepdims = 1}
+}
+)";
+
+NamedTensors row_inputs(std::int64_t rows, std::int64_t cols, std::uint32_t seed) {
+  return {{"x", random_tensor({rows, cols}, seed)},
+          {"s", random_tensor({cols}, seed + 1, 0.5f, 1.5f)},
+          {"b", random_tensor({cols}, seed + 2)}};
+}
+
+// Row kernels of the model's variants that run on a device.
+std::size_t row_kernels_on(const canary::Model& m, const std::string& device) {
+  std::size_t n = 0;
+  for (const auto& a : m.jit_report().anchors)
+    for (const auto& v : a.variants)
+      for (const auto& g : v.groups) n += g.device == device && g.expression.rfind("row ", 0) == 0 ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("jit device: row kernels run on the device, and a failure hands them back to the x86 kernels",
+          "[unit][jit][api][device][rows]") {
+  SECTION("placed and run") {
+    auto device = std::make_shared<HostFusedDevice>();
+    canary::jit::ScopedDeviceOverride installed(device);
+    Runtime rt(device_options("gpu")), ref_rt(interpreter_options());
+    const canary::Model model = rt.load_text(kRows);
+    Session s = model.session(), ref = ref_rt.load_text(kRows).session();
+    for (std::uint32_t call = 0; call < 6; ++call) {
+      const NamedTensors in = row_inputs(4 + call, 33 + 10 * call, call);
+      const auto got = s.run(in), want = ref.run(in);
+      check_same_values(got.at("p"), want.at("p"), 2e-6);
+      check_same_values(got.at("n"), want.at("n"), 2e-5);
+      check_same_values(got.at("r"), want.at("r"), 2e-5);
+    }
+    REQUIRE(s.stats().jit.compiled_entries >= 1);
+    CHECK(row_kernels_on(model, device->name()) == 3);
+    CHECK(device->row_runs() == static_cast<int>(3 * s.stats().jit.compiled_entries));
+    CHECK(s.stats().jit.device_fused_calls == static_cast<std::uint64_t>(device->runs()));
+    const std::string listing = listings(model);
+    INFO(listing);
+    CHECK(listing.find("(softmax): ") != std::string::npos);
+    CHECK(listing.find("(on host:0 test device, the x86 kernel if it fails)") != std::string::npos);
+  }
+  SECTION("an elementwise-only device leaves them on the CPU and says why") {
+    HostFusedDevice::Script script;
+    script.rows = false;
+    auto device = std::make_shared<HostFusedDevice>(script);
+    canary::jit::ScopedDeviceOverride installed(device);
+    Runtime rt(device_options("gpu"));
+    const canary::Model model = rt.load_text(kRows);
+    Session s = model.session();
+    for (std::uint32_t call = 0; call < 4; ++call) s.run(row_inputs(4, 40, call));
+    REQUIRE(s.stats().jit.compiled_entries >= 1);
+    CHECK(row_kernels_on(model, device->name()) == 0);
+    CHECK(device->row_runs() == 0);
+    CHECK(listings(model).find("(on the CPU: this device runs fused elementwise groups only)") != std::string::npos);
+  }
+  SECTION("a failing run") {
+    HostFusedDevice::Script script;
+    script.fail_from_run = 2;
+    auto device = std::make_shared<HostFusedDevice>(script);
+    canary::jit::ScopedDeviceOverride installed(device);
+    Runtime rt(device_options("gpu")), cpu_rt(device_options("cpu"));
+    const canary::Model model = rt.load_text(kRows);
+    Session s = model.session(), cpu = cpu_rt.load_text(kRows).session();
+    for (std::uint32_t call = 0; call < 6; ++call) {
+      const NamedTensors in = row_inputs(8, 64, call);
+      const bool failed_before = device->runs() >= 2;  // the first compiled call's Softmax row kernel fails
+      const auto got = s.run(in), want = cpu.run(in);
+      if (failed_before)
+        for (const char* out : {"p", "n", "r"}) CHECK(bit_identical(got.at(out), want.at(out)));
+    }
+    CHECK(device->row_runs() == 0);  // run 1 is the elementwise group before the Softmax, run 2 the Softmax
+    CHECK(device->runs() == 2);  // never asked again after the failure
+    CHECK(s.stats().jit.device_fallbacks == 1);
+    CHECK(count_events(model, EventKind::Fallback, "failed on host:0 test device") == 1);
+    CHECK(s.stats().failed_calls == 0);
+  }
+}
