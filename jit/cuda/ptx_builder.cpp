@@ -19,6 +19,14 @@ std::string ptx_f32_literal(float value) {
   return text;
 }
 
+std::string ptx_module(const std::string& comment, const std::string& target, const char* entry,
+                       const std::vector<std::string>& params, const std::string& body) {
+  std::string s = "// " + comment + "\n.version " + kPtxIsaVersion + "\n.target " + target + "\n.address_size 64\n\n";
+  s += std::string(".visible .entry ") + entry + "(\n";
+  for (std::size_t i = 0; i < params.size(); ++i) s += "\t" + params[i] + (i + 1 < params.size() ? ",\n" : "\n");
+  return s + ")\n{\n" + body + "}\n";
+}
+
 std::string PtxBuilder::new_label(const char* stem) {
   return std::string("$L_") + stem + "_" + std::to_string(next_label_++);
 }

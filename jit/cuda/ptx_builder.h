@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace canary::jit::cuda {
 
@@ -32,6 +33,15 @@ std::string ptx_reg(PtxL r);
 std::string ptx_reg(PtxP r);
 // A float immediate that reads back bit-exactly ("0f3F800000").
 std::string ptx_f32_literal(float value);
+
+// The PTX ISA version the modules declare (CUDA 11.8 and later drivers).
+inline constexpr const char* kPtxIsaVersion = "7.8";
+
+// A whole module: a comment, the header for `target` ("sm_90"), and one
+// kernel entry with `params` (".param .u64 in_0", ...) and `body` (the
+// declarations and instructions between the braces).
+std::string ptx_module(const std::string& comment, const std::string& target, const char* entry,
+                       const std::vector<std::string>& params, const std::string& body);
 
 class PtxBuilder {
  public:

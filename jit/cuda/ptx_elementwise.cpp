@@ -31,16 +31,13 @@ class FusedPtxEmitter {
   std::string emit(const std::string& target) {
     load_parameters();
     emit_loop();
-    std::string s = "// Canary fused elementwise kernel\n// " + spec_.key() + "\n";
-    s += std::string(".version ") + kPtxIsaVersion + "\n.target " + target + "\n.address_size 64\n\n";
-    s += std::string(".visible .entry ") + kFusedEntryName + "(\n" + parameter_list() + ")\n{\n";
-    s += b_.declarations() + b_.body() + "}\n";
-    return s;
+    return ptx_module("Canary fused elementwise kernel\n// " + spec_.key(), target, kFusedEntryName, parameters(),
+                      b_.declarations() + b_.body());
   }
 
  private:
   // The ".param" declarations, in the documented order.
-  std::string parameter_list() const {
+  std::vector<std::string> parameters() const {
     std::vector<std::string> params;
     for (int k = 0; k < spec_.num_inputs; ++k) params.push_back(".param .u64 in_" + std::to_string(k));
     for (std::size_t k = 0; k < spec_.outputs.size(); ++k) params.push_back(".param .u64 out_" + std::to_string(k));
@@ -51,9 +48,7 @@ class FusedPtxEmitter {
     for (const char* name : {"d1", "d2", "begin", "end", "magic1", "shift1", "magic2", "shift2", "vector_ok"})
       params.push_back(std::string(".param .u32 ") + name);
     params.push_back(".param .u64 flag");
-    std::string s;
-    for (std::size_t i = 0; i < params.size(); ++i) s += "\t" + params[i] + (i + 1 < params.size() ? ",\n" : "\n");
-    return s;
+    return params;
   }
 
   // Loads every parameter once, before the loop; exact dims become immediates.

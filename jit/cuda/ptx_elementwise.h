@@ -38,8 +38,6 @@ namespace canary::jit::cuda {
 inline constexpr const char* kFusedEntryName = "canary_fused";
 // The most elements one launch covers.
 inline constexpr std::int64_t kMaxGpuElements = (std::int64_t{1} << 31) - 1;
-// The PTX ISA version the modules declare (CUDA 11.8 and later drivers).
-inline constexpr const char* kPtxIsaVersion = "7.8";
 
 // Unsigned division by a fixed d in [1, 2^31) for dividends below 2^31:
 // q = (mulhi(n, magic) + n) >> shift.

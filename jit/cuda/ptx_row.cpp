@@ -29,20 +29,17 @@ class RowPtxEmitter {
   std::string emit(const std::string& target) {
     load_parameters();
     emit_kernel();
-    std::string s = "// Canary fused row kernel\n// " + spec_.key() + "\n";
-    s += std::string(".version ") + kPtxIsaVersion + "\n.target " + target + "\n.address_size 64\n\n";
-    s += std::string(".visible .entry ") + kRowEntryName + "(\n" + parameter_list() + ")\n{\n";
-    s += b_.declarations();
-    s += "\t.shared .align 4 .f32 " + std::string(kPartials) + "[" + std::to_string(2 * kMaxWarps) + "];\n";
-    s += b_.body() + "}\n";
-    return s;
+    const std::string shared =
+        "\t.shared .align 4 .f32 " + std::string(kPartials) + "[" + std::to_string(2 * kMaxWarps) + "];\n";
+    return ptx_module("Canary fused row kernel\n// " + spec_.key(), target, kRowEntryName, parameters(),
+                      b_.declarations() + shared + b_.body());
   }
 
  private:
   bool compensated() const { return spec_.accumulation == Accumulation::Compensated; }
   bool full_row_output() const { return spec_.op == RowOp::Softmax || spec_.op == RowOp::LayerNorm; }
 
-  std::string parameter_list() const {
+  std::vector<std::string> parameters() const {
     std::vector<std::string> params;
     for (int k = 0; k < pro_.num_inputs; ++k) params.push_back(".param .u64 in_" + std::to_string(k));
     for (const char* name : {"out", "scale", "bias"}) params.push_back(std::string(".param .u64 ") + name);
@@ -53,9 +50,7 @@ class RowPtxEmitter {
     for (const char* name : {"d1", "d2", "row_begin", "row_end", "magic1", "shift1"})
       params.push_back(std::string(".param .u32 ") + name);
     params.push_back(".param .u64 flag");
-    std::string s;
-    for (std::size_t i = 0; i < params.size(); ++i) s += "\t" + params[i] + (i + 1 < params.size() ? ",\n" : "\n");
-    return s;
+    return params;
   }
 
   void load_parameters() {
