@@ -50,8 +50,21 @@ std::vector<std::vector<vm::Pc>> exits_before(const vm::Program& program, const 
   return exit_before;
 }
 
+// The registers code resuming at pc reads: those holding a live value at pc,
+// less the values the instruction there defines. (Program::live_at counts
+// a value from its defining pc on, and the VM reuses registers, so a value
+// defined at pc in another value's register would otherwise keep the
+// earlier value alive through an exit that never reads it.)
 void add_live(RegSet& set, const vm::Program& program, vm::Pc pc) {
-  for (vm::RegId r : program.live_at(pc)) set.insert(r.index);
+  const vm::Instruction* in = pc < program.instruction_count() ? &program.at(pc) : nullptr;
+  for (const vm::LiveRange& r : program.live_ranges()) {
+    if (pc < r.begin || pc > r.end) continue;
+    if (in && r.begin == pc) {
+      const auto outs = program.outputs_of(*in);
+      if (std::find(outs.begin(), outs.end(), r.reg) != outs.end()) continue;
+    }
+    set.insert(r.reg.index);
+  }
 }
 
 // The contraction epilogues of a trace, by the contraction's op index. Not

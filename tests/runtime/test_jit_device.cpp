@@ -249,7 +249,7 @@ TEST_CASE("jit device: an unknown device, or 'auto' without the cost model, is a
 
 namespace {
 
-// Softmax, LayerNormalization and a ReduceSum after elementwise ops: three row kernels.
+// Softmax, LayerNormalization and a ReduceSum, each with an elementwise prologue: three row kernels.
 const char* kRows = R"(canary v1
 graph main(x: f32[N, T], s: f32[T], b: f32[T]) -> (p, n, r) {
   const half: f32[] = [0.5]
@@ -329,12 +329,12 @@ TEST_CASE("jit device: row kernels run on the device, and a failure hands them b
     Session s = model.session(), cpu = cpu_rt.load_text(kRows).session();
     for (std::uint32_t call = 0; call < 6; ++call) {
       const NamedTensors in = row_inputs(8, 64, call);
-      const bool failed_before = device->runs() >= 2;  // the first compiled call's Softmax row kernel fails
+      const bool failed_before = device->runs() >= 2;  // the first compiled call's LayerNorm row kernel fails
       const auto got = s.run(in), want = cpu.run(in);
       if (failed_before)
         for (const char* out : {"p", "n", "r"}) CHECK(bit_identical(got.at(out), want.at(out)));
     }
-    CHECK(device->row_runs() == 0);  // run 1 is the elementwise group before the Softmax, run 2 the Softmax
+    CHECK(device->row_runs() == 1);  // run 1 is the Softmax row kernel, run 2 the LayerNorm's
     CHECK(device->runs() == 2);  // never asked again after the failure
     CHECK(s.stats().jit.device_fallbacks == 1);
     CHECK(count_events(model, EventKind::Fallback, "failed on host:0 test device") == 1);

@@ -126,3 +126,33 @@ TEST_CASE("jit: a Softmax row of -Inf only is NaN in every tier, the other rows 
   CHECK(got.at("p").element_as_double(5) == 0.0);
   CHECK(s.stats().jit.compiled_entries >= 1);
 }
+
+TEST_CASE("jit: each row op takes the elementwise ops before it as its prologue, even in a reused register",
+          "[unit][jit][api][rows]") {
+  // The VM gives u the register t held: an exit before the second Softmax
+  // must not keep t alive past the first one, or its Sub stays a group of its own.
+  const char* two_rows = R"(canary v1
+graph main(x: f32[N, T], b: f32[T]) -> (p, n) {
+  t = Sub(x, b)
+  p = Softmax(t) {axis = -1}
+  u = Add(x, b)
+  n = Softmax(u) {axis = -1}
+}
+)";
+  canary::Runtime rt(jit_options(1)), plain_rt(interpreter_options());
+  auto model = rt.load_text(two_rows);
+  auto s = model.session();
+  auto p = plain_rt.load_text(two_rows).session();
+  for (std::uint32_t seed = 1; seed < 5; ++seed) {
+    const NamedTensors in = {{"x", random_tensor({6, 40}, seed)}, {"b", random_tensor({40}, seed + 7)}};
+    const auto got = s.run(in), want = p.run(in);
+    check_same_values(got.at("p"), want.at("p"), 2e-6);
+    check_same_values(got.at("n"), want.at("n"), 2e-6);
+  }
+  const std::string listing = listings(model);
+  INFO(listing);
+  REQUIRE(s.stats().jit.compiled_entries > 0);
+  CHECK(listing.find("row kernel 0 (softmax): 2 ops") != std::string::npos);
+  CHECK(listing.find("row kernel 1 (softmax): 2 ops") != std::string::npos);
+  CHECK(listing.find("fused group") == std::string::npos);
+}
