@@ -8,6 +8,7 @@
 // Models (x f32[N, T], s and b f32[T]):
 //   "softmax"   : Softmax(x * 0.5 - b)
 //   "layernorm" : LayerNormalization(x + b, s, b)
+//   "2 softmax" : Softmax(x - b) and Softmax(x + b), two outputs
 // Each round times single calls of the compiled model and of the interpreter
 // alternately (A B A B ..., about T ms of each); figures are medians over all
 // samples of R rounds, per call. "max|diff|" is the largest difference of the
@@ -47,6 +48,17 @@ const char* kLayerNorm = R"(canary v1
 graph main(x: f32[N, T], s: f32[T], b: f32[T]) -> (y) {
   u = Add(x, b)
   y = LayerNormalization(u, s, b) {axis = -1, epsilon = 0.00001}
+}
+)";
+
+// Two row ops in a row: the VM gives u the register t held, and each
+// Softmax still takes its elementwise op as its prologue.
+const char* kTwoSoftmax = R"(canary v1
+graph main(x: f32[N, T], s: f32[T], b: f32[T]) -> (y, z) {
+  t = Sub(x, b)
+  y = Softmax(t) {axis = -1}
+  u = Add(x, b)
+  z = Softmax(u) {axis = -1}
 }
 )";
 
@@ -91,5 +103,6 @@ int main(int argc, char** argv) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {{64, 256}, {1024, 64}, {32, 1024}, {4096, 12}};
   for (const auto& [n, t] : shapes) run_row("softmax", kSoftmax, n, t, args);
   for (const auto& [n, t] : shapes) run_row("layernorm", kLayerNorm, n, t, args);
+  for (const auto& [n, t] : shapes) run_row("2 softmax", kTwoSoftmax, n, t, args);
   return 0;
 }
