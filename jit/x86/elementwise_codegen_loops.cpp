@@ -20,9 +20,6 @@ enum class Lanes {
   Single,  // lane 0 of an xmm register (the scalar tier)
 };
 
-// 8 lanes set then 8 clear: the AVX2 tail mask of r lanes is the 8 dwords
-// from element 8 - r.
-constexpr std::int32_t kAvx2TailMasks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
 // Unroll the vector loop by 2 when the DAG is at most this many arithmetic nodes.
 constexpr int kUnrollMaxNodes = 8;

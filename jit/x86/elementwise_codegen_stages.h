@@ -17,6 +17,10 @@
 
 namespace canary::jit::x86 {
 
+// 8 lanes set then 8 clear: the AVX2 tail mask of r lanes is the 8 dwords
+// from element 8 - r (elementwise and row kernels alike).
+inline constexpr std::int32_t kAvx2TailMasks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
 // Produces the value of kernel input `input` for the vector being evaluated
 // (a load, or the row's broadcast register).
 using InputLoader = std::function<asmjit::x86::Vec(std::uint16_t input)>;

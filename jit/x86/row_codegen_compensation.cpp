@@ -98,8 +98,8 @@ void RowEmitter::accumulate_square_compensated(const Accumulators& a, Lanes lane
 }
 
 // The compensated fold of fold_accumulators: slots pairwise (0+1, 2+3, then
-// 0+2), the lanes by halving (zmm -> ymm -> xmm -> 2 -> 1), then the AVX2 lane
-// accumulator, each combination a compensated one; lane 0 of a new xmm.
+// 0+2), the lanes by halving (zmm -> ymm -> xmm -> 2 -> 1), each combination
+// a compensated one; lane 0 of a new xmm.
 ax::Xmm RowEmitter::fold_compensated(const Accumulators& a, int slots) {
   if (isa_ == Isa::Scalar) return compensated_result(a.lane, a.lane_comp);
   for (int width = 1; width < slots; width *= 2)
@@ -131,7 +131,6 @@ ax::Xmm RowEmitter::fold_compensated(const Accumulators& a, int slots) {
   cc_.vmovshdup(ts, xs);
   cc_.vmovshdup(tc, xc);
   combine_compensated(xs, xc, ts, tc);
-  if (isa_ == Isa::Avx2) combine_compensated(xs, xc, a.lane, a.lane_comp);
   return compensated_result(xs, xc);
 }
 

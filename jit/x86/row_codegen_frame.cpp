@@ -113,6 +113,7 @@ bool RowEmitter::emit(std::string& error) {
   i_ = cc_.newIntPtr("i");
   flag_ = cc_.newGpd("flag");
   tail_mask_ = cc_.newKw("tail");
+  if (isa_ == Isa::Avx2) tail_vmask_ = cc_.newYmm("tail");
   cc_.xor_(flag_, flag_);
   if (prologue_.check_non_finite && isa_ != Isa::Scalar) {
     nf_acc_ = vec_ctx_.new_vec("nf_acc");

@@ -1,10 +1,12 @@
 // Passes over one row of d2 elements: an (optionally unrolled) vector main
-// loop, then a masked (AVX-512) or one-lane (AVX2, scalar) tail; the memory
+// loop, then a masked tail (a k-mask on AVX-512, a vector mask with
+// vmaskmovps on AVX2), or one lane at a time on the scalar tier; the memory
 // accesses and prologue evaluation of one vector step; the accumulators a pass
 // folds values into (one per unrolled vector, plus a one-lane accumulator for
-// lane tails) and their horizontal fold; NaN tracking for Max; the value canary.
+// the scalar tier) and their horizontal fold; NaN tracking for Max; the value canary.
 // Compensated sums go through row_codegen_compensation.cpp.
 #include <algorithm>
+#include <limits>
 
 #include "jit/x86/elementwise_codegen_stages.h"
 #include "jit/x86/row_codegen_stages.h"
@@ -24,7 +26,7 @@ bool RowEmitter::emit_pass(int unroll, const Step& step, std::string& error) {
   if (isa_ == Isa::Scalar) return emit_lane_loop(step, error);
   if (unroll > 1 && !emit_vector_loop(unroll, step, error)) return false;
   if (!emit_vector_loop(1, step, error)) return false;
-  return isa_ == Isa::Avx512 ? emit_masked_tail(step, error) : emit_lane_loop(step, error);
+  return emit_masked_tail(step, error);
 }
 
 // while (i + unroll * lanes <= d2) { unroll steps, slot u for the u-th; i += unroll * lanes }
@@ -45,7 +47,9 @@ bool RowEmitter::emit_vector_loop(int unroll, const Step& step, std::string& err
   return true;
 }
 
-// The AVX-512 tail: the remaining d2 - i (< 16) lanes under a k-mask, slot 0.
+// The tail: the remaining d2 - i (< lanes) elements in one step, slot 0,
+// under a k-mask of that many low bits (AVX-512) or the 8 dwords of
+// kAvx2TailMasks from 8 - (d2 - i) (AVX2).
 bool RowEmitter::emit_masked_tail(const Step& step, std::string& error) {
   if (known_d2_ && *known_d2_ % lanes_ == 0) return true;
   asmjit::Label done = cc_.newLabel();
@@ -53,18 +57,25 @@ bool RowEmitter::emit_masked_tail(const Step& step, std::string& error) {
   cc_.mov(rem, d2_);
   cc_.sub(rem, i_);
   cc_.jz(done);
-  cc_.mov(bits, 1);
-  cc_.shl(bits, rem.r8());
-  cc_.dec(bits);
-  cc_.kmovw(tail_mask_, bits.r32());
+  if (isa_ == Isa::Avx512) {
+    cc_.mov(bits, 1);
+    cc_.shl(bits, rem.r8());
+    cc_.dec(bits);
+    cc_.kmovw(tail_mask_, bits.r32());
+  } else {
+    ax::Gp table = cc_.newIntPtr("mask_table");
+    cc_.lea(table, cc_.newConst(asmjit::ConstPoolScope::kLocal, kAvx2TailMasks, sizeof(kAvx2TailMasks)));
+    cc_.mov(bits, 8);
+    cc_.sub(bits, rem);
+    cc_.vmovdqu(tail_vmask_, ax::ymmword_ptr(table, bits, 2));
+  }
   if (!step(Lanes::Masked, 0, 0, error)) return false;
   cc_.bind(done);
   return true;
 }
 
-// while (i < d2) { one-lane step; ++i }: the AVX2 tail and the scalar tier.
+// while (i < d2) { one-lane step; ++i }: the scalar tier.
 bool RowEmitter::emit_lane_loop(const Step& step, std::string& error) {
-  if (known_d2_ && isa_ != Isa::Scalar && *known_d2_ % lanes_ == 0) return true;
   asmjit::Label top = cc_.newLabel(), done = cc_.newLabel();
   cc_.bind(top);
   cc_.cmp(i_, d2_);
@@ -84,11 +95,13 @@ ax::Mem RowEmitter::element(const ax::Gp& base, int offset, Lanes lanes) const {
   return isa_ == Isa::Avx2 ? ax::ymmword_ptr(base, i_, 2, disp) : ax::xmmword_ptr(base, i_, 2, disp);
 }
 
-// A new register holding the elements at base[i + offset] (masked-off lanes zero).
+// A new register holding the elements at base[i + offset] (masked-off lanes
+// zero; vmaskmovps does not touch the memory behind them).
 ax::Vec RowEmitter::load(const ax::Gp& base, int offset, Lanes lanes) {
   ax::Vec v = ctx(lanes).new_vec("ld");
   const ax::Mem at = element(base, offset, lanes);
   if (lanes == Lanes::Single) cc_.vmovss(v.xmm(), at);
+  else if (lanes == Lanes::Masked && isa_ == Isa::Avx2) cc_.vmaskmovps(v, tail_vmask_, at);
   else if (lanes == Lanes::Masked) cc_.k(tail_mask_).z().vmovups(v, at);
   else cc_.vmovups(v, at);
   return v;
@@ -98,6 +111,7 @@ ax::Vec RowEmitter::load(const ax::Gp& base, int offset, Lanes lanes) {
 void RowEmitter::store(const ax::Gp& base, int offset, Lanes lanes, const ax::Vec& v) {
   const ax::Mem at = element(base, offset, lanes);
   if (lanes == Lanes::Single) cc_.vmovss(at, v.xmm());
+  else if (lanes == Lanes::Masked && isa_ == Isa::Avx2) cc_.vmaskmovps(at, tail_vmask_, v);
   else if (lanes == Lanes::Masked) cc_.k(tail_mask_).vmovups(at, v);
   else cc_.vmovups(at, v);
 }
@@ -141,10 +155,28 @@ void RowEmitter::reset_accumulators(const Accumulators& a, float value) {
   cc_.vxorps(a.lane_comp, a.lane_comp, a.lane_comp);
 }
 
+// v with the lanes outside the AVX2 tail set to the fold's identity (+0 for
+// sums, -inf for max), so a full-width fold leaves them as they are.
+ax::Vec RowEmitter::tail_lanes_only(const ax::Vec& v, Fold fold) {
+  ax::Vec t = vec_ctx_.new_vec("tail_only");
+  if (fold == Fold::Add) {
+    cc_.vandps(t, v, tail_vmask_);
+  } else {
+    vec_ctx_.load_constant(t, -std::numeric_limits<float>::infinity());
+    cc_.vblendvps(t, t, v, tail_vmask_);
+  }
+  return t;
+}
+
 // Folds v into the slot's accumulator: merge-masked on AVX-512 tails so the
-// masked-off lanes keep their value. Max keeps the accumulator when v is NaN
-// (vmaxps returns its second operand on NaN); track_nan records NaN instead.
+// masked-off lanes keep their value, the identity in those lanes on AVX2
+// tails. Max keeps the accumulator when v is NaN (vmaxps returns its second
+// operand on NaN); track_nan records NaN instead.
 void RowEmitter::accumulate(const Accumulators& a, Fold fold, Lanes lanes, int slot, const ax::Vec& v) {
+  if (lanes == Lanes::Masked && isa_ == Isa::Avx2) {
+    accumulate(a, fold, Lanes::Full, slot, tail_lanes_only(v, fold));
+    return;
+  }
   if (fold == Fold::Add && a.compensated) {
     accumulate_compensated(a, lanes, slot, v);
     return;
@@ -162,6 +194,10 @@ void RowEmitter::accumulate(const Accumulators& a, Fold fold, Lanes lanes, int s
 
 // Adds d * d to the slot's accumulator (one rounding, FMA).
 void RowEmitter::accumulate_square(const Accumulators& a, Lanes lanes, int slot, const ax::Vec& d) {
+  if (lanes == Lanes::Masked && isa_ == Isa::Avx2) {
+    accumulate_square(a, Lanes::Full, slot, tail_lanes_only(d, Fold::Add));
+    return;
+  }
   if (a.compensated) {
     accumulate_square_compensated(a, lanes, slot, d);
     return;
@@ -176,8 +212,7 @@ void RowEmitter::accumulate_square(const Accumulators& a, Lanes lanes, int slot,
 }
 
 // Combines the first `slots` vector accumulators pairwise, then the lanes of
-// the result by halving (zmm -> ymm -> xmm -> 2 -> 1 lanes), then the lane
-// accumulator. Returns lane 0 of a new xmm (instructions with EVEX forms only,
+// the result by halving (zmm -> ymm -> xmm -> 2 -> 1 lanes). Returns lane 0 of a new xmm (instructions with EVEX forms only,
 // so xmm16-31 work on AVX-512).
 ax::Xmm RowEmitter::fold_accumulators(const Accumulators& a, Fold fold, int slots) {
   if (fold == Fold::Add && a.compensated) return fold_compensated(a, slots);
@@ -209,7 +244,6 @@ ax::Xmm RowEmitter::fold_accumulators(const Accumulators& a, Fold fold, int slot
   combine(x, x, t);
   cc_.vmovshdup(t, x);
   combine(x, x, t);
-  if (isa_ == Isa::Avx2) combine(x, x, a.lane);
   return x;
 }
 
@@ -252,6 +286,7 @@ void RowEmitter::track_nan(Lanes lanes, const ax::Vec& v) {
   }
   ax::Vec m = vec_ctx_.new_vec("nan");
   cc_.vcmpps(m, v, v, kCmpUnordQ);
+  if (lanes == Lanes::Masked) cc_.vandps(m, m, tail_vmask_);
   cc_.vorps(nan_vec_, nan_vec_, m);
 }
 
@@ -289,8 +324,12 @@ void RowEmitter::check_non_finite(Lanes lanes, const ax::Vec& v) {
     return;
   }
   ax::Vec t = vec_ctx_.new_vec("nf");
-  if (lanes == Lanes::Masked) cc_.k(tail_mask_).z().vsubps(t, v, v);
-  else cc_.vsubps(t, v, v);
+  if (lanes == Lanes::Masked && isa_ == Isa::Avx512) {
+    cc_.k(tail_mask_).z().vsubps(t, v, v);
+  } else {
+    cc_.vsubps(t, v, v);
+    if (lanes == Lanes::Masked) cc_.vandps(t, t, tail_vmask_);
+  }
   cc_.vorps(nf_acc_, nf_acc_, t);
 }
 

@@ -31,8 +31,8 @@ namespace ax = asmjit::x86;
 // How one vector step of a pass touches memory.
 enum class Lanes {
   Full,    // a whole tier vector
-  Masked,  // an AVX-512 vector under the tail mask
-  Single,  // lane 0 of an xmm register (the AVX2 tail and the scalar tier)
+  Masked,  // the row's last d2 % lanes elements: an AVX-512 k-mask, an AVX2 vector mask
+  Single,  // lane 0 of an xmm register (the scalar tier)
 };
 
 // How values fold into an accumulator.
@@ -42,8 +42,8 @@ enum class Fold { Add, Max };
 constexpr int kMaxSlots = 4;
 
 // One running sum or max: kMaxSlots tier-width registers (one per unrolled
-// vector; none on the scalar tier) and a one-lane register for the AVX2 lane
-// tail and the scalar tier. Compensated sums keep a running compensation
+// vector; none on the scalar tier) and a one-lane register for the scalar
+// tier. Compensated sums keep a running compensation
 // register next to each (comp[s] for slots[s], lane_comp for lane).
 struct Accumulators {
   std::vector<ax::Vec> slots;
@@ -87,6 +87,7 @@ class RowEmitter {
   Accumulators new_accumulators(const char* name);
   void reset_accumulators(const Accumulators& a, float value);
   void accumulate(const Accumulators& a, Fold fold, Lanes lanes, int slot, const ax::Vec& v);
+  ax::Vec tail_lanes_only(const ax::Vec& v, Fold fold);
   void accumulate_square(const Accumulators& a, Lanes lanes, int slot, const ax::Vec& d);
   ax::Xmm fold_accumulators(const Accumulators& a, Fold fold, int slots);
   int sum_unroll(int unroll) const;
@@ -136,6 +137,7 @@ class RowEmitter {
   std::vector<ax::Gp> in_ptr_;
   std::vector<ax::Vec> broadcast_;
   ax::KReg tail_mask_, nan_k_;
+  ax::Vec tail_vmask_;  // AVX2: all ones in the tail's lanes
   ax::Vec nf_acc_, nan_vec_;
   ax::Gp nan_gp_;
   Accumulators acc_;      // the row's sum or max
