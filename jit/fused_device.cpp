@@ -26,6 +26,7 @@ std::string FusedDevice::unsupported_row(const FusedRowSpec&) const {
 
 DeviceRun FusedDevice::run_row(const FusedRowSpec&, const RowArgs&) const {
   DeviceRun r;
+  r.declined = true;  // never placed (unsupported_row refuses), so never a failure
   r.error = "this device runs fused elementwise groups only";
   return r;
 }

@@ -72,6 +72,7 @@ TraceTraits trace_traits(const vm::Program& program, const Trace& trace, const S
     const TraceOp& op = trace.ops[i];
     if (op.opcode != vm::Opcode::Kernel) continue;
     t.row_ops |= is_summing_row_op(program, trace, i);
+    t.rows |= is_row_candidate(program, trace, i);
     const vm::NodeInfo* node = program.node_of(program.at(op.pc));
     if (!node) continue;
     t.transcendentals |= is_transcendental(node->op);
@@ -148,8 +149,8 @@ std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const T
     add(c);
   }
   // The other placement: onto the GPU (JitOptions::device "auto"), or back
-  // to the CPU ("gpu").
-  if (options.try_device && device_usable && traits.elementwise && fused) {
+  // to the CPU ("gpu"), for traces with fused groups or row kernels to place.
+  if (options.try_device && device_usable && (traits.elementwise || traits.rows) && fused) {
     CandidateSpec c = primary;
     c.plan.fused_on_device = !primary.plan.fused_on_device;
     add(c);

@@ -34,6 +34,8 @@ struct TraceTraits {
   // An op a fused plan runs as a row kernel that sums (ReduceSum/ReduceMean
   // over the last axis; Softmax/LayerNormalization where planned as rows).
   bool row_ops = false;
+  // Any op a fused plan runs as a row kernel (ReduceMax included).
+  bool rows = false;
   // Work that more intra-op threads can split: a MatMul, Gemm, Conv, LSTM or
   // GRU, or a value of at least kParallelElements elements.
   bool parallel_work = false;

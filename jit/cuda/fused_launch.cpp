@@ -15,8 +15,6 @@ namespace {
 constexpr unsigned kBlockThreads = 256;
 // Resident blocks per SM the grid-stride loop aims for.
 constexpr unsigned kBlocksPerSm = 32;
-// Kernel parameter space the driver accepts on every supported device.
-constexpr std::size_t kParamBytesLimit = 4096;
 
 // Bytes of the parameter block for a spec.
 std::size_t param_bytes(const FusedElementwiseSpec& spec) {
@@ -54,9 +52,9 @@ std::string check_gpu_launch(const FusedElementwiseSpec& spec, const std::int64_
   if (std::string why = check_fused_spec(spec); !why.empty()) return "malformed spec: " + why;
   for (const auto& range : spec.output_ranges)
     if (range) return "range canaries are not emitted for the GPU (the CPU backend runs this group)";
-  if (param_bytes(spec) > kParamBytesLimit)
+  if (param_bytes(spec) > kKernelParamBytesLimit)
     return "too many inputs and outputs for one kernel's parameter space (" + std::to_string(param_bytes(spec)) +
-           " bytes, limit " + std::to_string(kParamBytesLimit) + ")";
+           " bytes, limit " + std::to_string(kKernelParamBytesLimit) + ")";
   const auto d = launch_dims(spec, dims);
   for (int i = 0; i < 3; ++i) {
     if (d[i] < 0) return "dim " + std::to_string(i) + " is negative (" + std::to_string(d[i]) + ")";

@@ -20,6 +20,9 @@
 
 namespace canary::jit::cuda {
 
+// Kernel parameter space the driver accepts on every supported device.
+inline constexpr std::size_t kKernelParamBytesLimit = 4096;
+
 // FusedArgs with device addresses.
 struct DeviceFusedArgs {
   std::vector<DevicePtr> inputs;

@@ -117,9 +117,8 @@ class RowPtxEmitter {
   // Per row: its (i0, i1), each input's row base, the row values of
   // inner-broadcast inputs, and the output row's base.
   void begin_row(PtxI row) {
-    const PtxI zero = b_.immediate_u32(0);
     const PtxI i0 = trivial_d1_ ? row : b_.divide(row, magic1_, shift1_);
-    const PtxI i1 = trivial_d1_ ? zero : b_.remainder(row, i0, d1_);
+    const PtxI i1 = trivial_d1_ ? b_.immediate_u32(0) : b_.remainder(row, i0, d1_);
     const PtxL w0 = b_.widen(i0), w1 = b_.widen(i1);
     // An empty row reads nothing: its row values' inputs may hold no element.
     const PtxP has_elements = b_.new_p();

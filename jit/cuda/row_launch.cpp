@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "jit/cuda/fused_launch.h"
+#include "jit/cuda/ptx_elementwise.h"
 #include "jit/cuda/ptx_row.h"
 
 namespace canary::jit::cuda {
@@ -11,7 +12,6 @@ namespace {
 
 // Threads one SM keeps resident; the grid aims to fill every SM once.
 constexpr unsigned kThreadsPerSm = 2048;
-constexpr std::size_t kParamBytesLimit = 4096;
 
 std::size_t param_bytes(const FusedRowSpec& spec) {
   return 8 * (spec.prologue.num_inputs + 3) + 16 * spec.prologue.num_inputs + 4 * 6 + 8;
@@ -22,10 +22,14 @@ std::size_t param_bytes(const FusedRowSpec& spec) {
 std::string check_gpu_row_launch(const FusedRowSpec& spec, const std::int64_t dims[3], std::int64_t row_begin,
                                  std::int64_t row_end, const std::int64_t* strides) {
   if (std::string why = check_row_spec(spec); !why.empty()) return "malformed row spec: " + why;
-  if (param_bytes(spec) > kParamBytesLimit)
+  if (param_bytes(spec) > kKernelParamBytesLimit)
     return "too many inputs for one kernel's parameter space (" + std::to_string(param_bytes(spec)) + " bytes, limit " +
-           std::to_string(kParamBytesLimit) + ")";
-  return check_gpu_launch(spec.prologue, dims, row_begin, row_end, strides);
+           std::to_string(kKernelParamBytesLimit) + ")";
+  if (std::string why = check_gpu_launch(spec.prologue, dims, row_begin, row_end, strides); !why.empty()) return why;
+  // Rows are 32-bit indices even when they are empty (a reduction still writes one value each).
+  if (row_end > kMaxGpuElements)
+    return std::to_string(row_end) + " rows exceed the GPU launch limit of 2^31 - 1 rows";
+  return {};
 }
 
 std::int64_t row_output_width(const FusedRowSpec& spec, std::int64_t d2) {

@@ -296,7 +296,7 @@ void KernelEmitter::hoist_tail_mask() {
 }
 
 // The mask of the first `rem` (1 .. lanes - 1) lanes: a k-register of rem
-// low bits (AVX-512), or the 8 dwords of kAvx2TailMasks from 8 - rem.
+// low bits (AVX-512), or a vector mask (AVX2, load_avx2_tail_mask).
 void KernelEmitter::set_tail_mask(const ax::Gp& rem) {
   ax::Gp t = cc_.newIntPtr("mask");
   if (isa_ == Isa::Avx512) {
@@ -306,11 +306,7 @@ void KernelEmitter::set_tail_mask(const ax::Gp& rem) {
     cc_.kmovw(tail_mask_, t.r32());
     return;
   }
-  ax::Gp table = cc_.newIntPtr("mask_table");
-  cc_.lea(table, cc_.newConst(asmjit::ConstPoolScope::kLocal, kAvx2TailMasks, sizeof(kAvx2TailMasks)));
-  cc_.mov(t, 8);
-  cc_.sub(t, rem);
-  cc_.vmovdqu(tail_vmask_, ax::ymmword_ptr(table, t, 2));
+  load_avx2_tail_mask(cc_, tail_vmask_, rem);
 }
 
 // while (i < d2) { one-lane body; ++i }: the scalar tier.
@@ -484,6 +480,16 @@ void enable_vector_frame(asmjit::FuncNode* fn, Isa isa) {
   fn->frame().setAvxEnabled();
   if (isa == Isa::Avx512) fn->frame().setAvx512Enabled();
   fn->frame().addAttributes(asmjit::FuncAttributes::kX86_AVXCleanup);
+}
+
+// 8 dwords set then 8 clear: the mask of r lanes is the 8 dwords from 8 - r.
+void load_avx2_tail_mask(ax::Compiler& cc, const ax::Vec& mask, const ax::Gp& rem) {
+  static constexpr std::int32_t kMasks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  ax::Gp table = cc.newIntPtr("mask_table"), start = cc.newIntPtr("mask_start");
+  cc.lea(table, cc.newConst(asmjit::ConstPoolScope::kLocal, kMasks, sizeof(kMasks)));
+  cc.mov(start, 8);
+  cc.sub(start, rem);
+  cc.vmovdqu(mask, ax::ymmword_ptr(table, start, 2));
 }
 
 }  // namespace canary::jit::x86

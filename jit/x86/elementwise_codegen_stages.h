@@ -17,9 +17,9 @@
 
 namespace canary::jit::x86 {
 
-// 8 lanes set then 8 clear: the AVX2 tail mask of r lanes is the 8 dwords
-// from element 8 - r (elementwise and row kernels alike).
-inline constexpr std::int32_t kAvx2TailMasks[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+// Sets mask (a ymm) to all ones in its first `rem` (1 .. 7) dwords and zero
+// in the rest: the AVX2 tail mask of elementwise and row kernels alike.
+void load_avx2_tail_mask(asmjit::x86::Compiler& cc, const asmjit::x86::Vec& mask, const asmjit::x86::Gp& rem);
 
 // Produces the value of kernel input `input` for the vector being evaluated
 // (a load, or the row's broadcast register).

@@ -48,26 +48,22 @@ bool RowEmitter::emit_vector_loop(int unroll, const Step& step, std::string& err
 }
 
 // The tail: the remaining d2 - i (< lanes) elements in one step, slot 0,
-// under a k-mask of that many low bits (AVX-512) or the 8 dwords of
-// kAvx2TailMasks from 8 - (d2 - i) (AVX2).
+// under a k-mask of that many low bits (AVX-512) or a vector mask (AVX2).
 bool RowEmitter::emit_masked_tail(const Step& step, std::string& error) {
   if (known_d2_ && *known_d2_ % lanes_ == 0) return true;
   asmjit::Label done = cc_.newLabel();
-  ax::Gp rem = cc_.newIntPtr("rem"), bits = cc_.newIntPtr("mask");
+  ax::Gp rem = cc_.newIntPtr("rem");
   cc_.mov(rem, d2_);
   cc_.sub(rem, i_);
   cc_.jz(done);
   if (isa_ == Isa::Avx512) {
+    ax::Gp bits = cc_.newIntPtr("mask");
     cc_.mov(bits, 1);
     cc_.shl(bits, rem.r8());
     cc_.dec(bits);
     cc_.kmovw(tail_mask_, bits.r32());
   } else {
-    ax::Gp table = cc_.newIntPtr("mask_table");
-    cc_.lea(table, cc_.newConst(asmjit::ConstPoolScope::kLocal, kAvx2TailMasks, sizeof(kAvx2TailMasks)));
-    cc_.mov(bits, 8);
-    cc_.sub(bits, rem);
-    cc_.vmovdqu(tail_vmask_, ax::ymmword_ptr(table, bits, 2));
+    load_avx2_tail_mask(cc_, tail_vmask_, rem);
   }
   if (!step(Lanes::Masked, 0, 0, error)) return false;
   cc_.bind(done);
@@ -137,22 +133,25 @@ bool RowEmitter::row_value(Lanes lanes, int offset, ax::Vec& value, std::string&
 Accumulators RowEmitter::new_accumulators(const char* name) {
   Accumulators a;
   a.compensated = compensated_;
-  for (int s = 0; isa_ != Isa::Scalar && s < kMaxSlots; ++s) {
+  if (isa_ == Isa::Scalar) {
+    a.lane = cc_.newXmm(name);
+    if (a.compensated) a.lane_comp = cc_.newXmm("lane_comp");
+    return a;
+  }
+  for (int s = 0; s < kMaxSlots; ++s) {
     a.slots.push_back(vec_ctx_.new_vec(name));
     if (a.compensated) a.comp.push_back(vec_ctx_.new_vec("comp"));
   }
-  a.lane = cc_.newXmm(name);
-  if (a.compensated) a.lane_comp = cc_.newXmm("lane_comp");
   return a;
 }
 
 // Every register of the set = value; compensations = 0.
 void RowEmitter::reset_accumulators(const Accumulators& a, float value) {
   for (const ax::Vec& slot : a.slots) vec_ctx_.load_constant(slot, value);
-  cc_.vmovss(a.lane, vec_ctx_.constant(value));
+  if (isa_ == Isa::Scalar) cc_.vmovss(a.lane, vec_ctx_.constant(value));
   if (!a.compensated) return;
   for (const ax::Vec& c : a.comp) cc_.vxorps(c, c, c);
-  cc_.vxorps(a.lane_comp, a.lane_comp, a.lane_comp);
+  if (isa_ == Isa::Scalar) cc_.vxorps(a.lane_comp, a.lane_comp, a.lane_comp);
 }
 
 // v with the lanes outside the AVX2 tail set to the fold's identity (+0 for

@@ -42,8 +42,8 @@ enum class Fold { Add, Max };
 constexpr int kMaxSlots = 4;
 
 // One running sum or max: kMaxSlots tier-width registers (one per unrolled
-// vector; none on the scalar tier) and a one-lane register for the scalar
-// tier. Compensated sums keep a running compensation
+// vector; none on the scalar tier), or on the scalar tier one one-lane
+// register. Compensated sums keep a running compensation
 // register next to each (comp[s] for slots[s], lane_comp for lane).
 struct Accumulators {
   std::vector<ax::Vec> slots;

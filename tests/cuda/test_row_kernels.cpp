@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "jit/cuda/ptx_row.h"
+#include "jit/cuda/row_launch.h"
 #include "tests/cuda/row_cases.h"
 #include "tests/cuda/row_model.h"
 
@@ -36,7 +37,24 @@ TEST_CASE("the row kernel model matches the reference on the row catalog", "[uni
     CHECK(o.passed());
     CHECK(got_flag == want_flag);
     if (c.poison_rows) CHECK(want_flag == 1u);
+    // Softmax and LayerNorm write nothing for empty rows.
+    const bool full_rows = c.spec.op == RowOp::Softmax || c.spec.op == RowOp::LayerNorm;
+    if (full_rows && c.dims[2] == 0) CHECK(got.output == std::vector<float>(got.output.size(), -777.0f));
   }
+}
+
+TEST_CASE("row launches refuse rows beyond 32-bit indices, empty rows included", "[unit][cuda]") {
+  canary::jit::FusedRowSpec sum;
+  sum.prologue.nodes.resize(1);
+  sum.prologue.nodes[0].op = canary::jit::EwOp::Input;
+  sum.prologue.num_inputs = 1;
+  sum.prologue.inner_broadcast = {false};
+  sum.prologue.outputs = {0};
+  const std::int64_t strides[] = {0, 0};
+  const std::int64_t fits[3] = {1 << 30, 1, 0}, too_many[3] = {1 << 16, 1 << 16, 0};  // each dim fits, the rows do not
+  CHECK(cuda::check_gpu_row_launch(sum, fits, 0, fits[0], strides).empty());
+  const std::string why = cuda::check_gpu_row_launch(sum, too_many, 0, too_many[0] * too_many[1], strides);
+  CHECK(why.find("rows exceed the GPU launch limit") != std::string::npos);
 }
 
 TEST_CASE("the comparison fails a row op computed the wrong way", "[unit][cuda]") {

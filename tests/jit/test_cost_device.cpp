@@ -66,7 +66,7 @@ const CostTerm* find_term(const CostCandidate& c, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("cost candidates: the other placement of fused groups is offered only where a GPU is usable",
+TEST_CASE("cost candidates: the other placement of fused groups and row kernels is offered only where a GPU is usable",
           "[unit][cost][device]") {
   const CostModelOptions options = device_axis_only();
   const Trace trace;
@@ -86,7 +86,12 @@ TEST_CASE("cost candidates: the other placement of fused groups is offered only 
   CHECK(names(back) ==
         std::vector<std::string>{"fused exact avx512 fp32 on gpu", "fused exact avx512 fp32", "interpreter"});
 
-  // Nothing to place: no elementwise ops, the unfused tier, or the axis off.
+  // A trace whose only work is a row kernel (a ReduceMax, say) has something to place too.
+  TraceTraits rows_only;
+  rows_only.rows = true;
+  CHECK(candidate_specs(cpu_primary(), rows_only, trace, options, 1, true).size() == 3);
+
+  // Nothing to place: no elementwise ops or row kernels, the unfused tier, or the axis off.
   CHECK(candidate_specs(cpu_primary(), TraceTraits{}, trace, options, 1, true).size() == 2);
   CandidateSpec unfused = cpu_primary();
   unfused.plan.tier = Tier::Unfused;

@@ -107,7 +107,7 @@ TEST_CASE("PlanOptions::accumulation reaches the plan and the row kernels that s
   CHECK(max->spec.key() == row_of(plain, RowOp::Max)->spec.key());
 }
 
-TEST_CASE("row_ops marks traces with a summing row kernel", "[unit][jit][rows]") {
+TEST_CASE("row_ops marks traces with a summing row kernel, rows with any row kernel", "[unit][jit][rows]") {
   auto traits_of = [](const char* text) {
     const Recorded r = record(text);
     return cost::trace_traits(*r.program, r.trace, {});
@@ -116,6 +116,10 @@ TEST_CASE("row_ops marks traces with a summing row kernel", "[unit][jit][rows]")
   CHECK(traits_of(kMeanOverLastAxis).row_ops);
   CHECK_FALSE(traits_of(kMaxOnly).row_ops);       // Max is the same in both modes
   CHECK_FALSE(traits_of(kMeanOverRows).row_ops);  // not over the last axis: a kernel call
+  // rows: any row kernel, the one that does not sum included (what a device may take).
+  CHECK(traits_of(kMaxOnly).rows);
+  CHECK(traits_of(kSumAndMax).rows);
+  CHECK_FALSE(traits_of(kMeanOverRows).rows);
 }
 
 TEST_CASE("candidate_specs offers compensated row sums where they change code", "[unit][jit][rows]") {
