@@ -2,6 +2,7 @@
 // arena with its staging buffer, serialised by a mutex on the driver's stream.
 #include "jit/cuda/fused_runner.h"
 
+#include <array>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -87,12 +88,8 @@ class GpuFusedRunner {
 
     const std::size_t out_elems = static_cast<std::size_t>((args.row_end - args.row_begin) * d[2]);
     const std::size_t out_offset = static_cast<std::size_t>(args.row_begin * d[2]);
-    std::vector<std::size_t> extents(spec.num_inputs);
-    std::size_t staging_elems = out_elems * spec.outputs.size() + 1;
-    for (int k = 0; k < spec.num_inputs; ++k) {
-      extents[k] = static_cast<std::size_t>(input_extent(spec, d, args.strides, k));
-      staging_elems += extents[k];
-    }
+    const std::vector<std::size_t> extents = input_extents(spec, d, args.strides);
+    const std::size_t staging_elems = out_elems * spec.outputs.size() + 1 + sum(extents);
     Staging staging;
     if (CudaStatus s = begin_staging(staging_elems, &staging); !s.ok()) return s;
     CallBlocks blocks(arena_);
@@ -101,10 +98,7 @@ class GpuFusedRunner {
     dev.row_begin = args.row_begin;
     dev.row_end = args.row_end;
     dev.strides.assign(args.strides, args.strides + 2 * spec.num_inputs);
-    for (int k = 0; k < spec.num_inputs; ++k) {
-      dev.inputs.push_back(0);
-      if (CudaStatus s = upload(blocks, staging, args.inputs[k], extents[k], &dev.inputs.back()); !s.ok()) return s;
-    }
+    if (CudaStatus s = upload_inputs(blocks, staging, args.inputs, extents, &dev.inputs); !s.ok()) return s;
     for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
       DevicePtr p = 0;
       if (CudaStatus s = blocks.take(out_elems * sizeof(float), &p); !s.ok()) return s;
@@ -141,12 +135,8 @@ class GpuFusedRunner {
     const std::size_t out_elems = static_cast<std::size_t>((args.row_end - args.row_begin) * width);
     const std::size_t out_offset = static_cast<std::size_t>(args.row_begin * width);
     const std::size_t vector_elems = static_cast<std::size_t>(d[2]);
-    std::vector<std::size_t> extents(pro.num_inputs);
-    std::size_t staging_elems = out_elems + 2 * vector_elems + 1;
-    for (int k = 0; k < pro.num_inputs; ++k) {
-      extents[k] = static_cast<std::size_t>(input_extent(pro, d, args.strides, k));
-      staging_elems += extents[k];
-    }
+    const std::vector<std::size_t> extents = input_extents(pro, d, args.strides);
+    const std::size_t staging_elems = out_elems + 2 * vector_elems + 1 + sum(extents);
     Staging staging;
     if (CudaStatus s = begin_staging(staging_elems, &staging); !s.ok()) return s;
     CallBlocks blocks(arena_);
@@ -155,10 +145,7 @@ class GpuFusedRunner {
     dev.row_begin = args.row_begin;
     dev.row_end = args.row_end;
     dev.strides.assign(args.strides, args.strides + 2 * pro.num_inputs);
-    for (int k = 0; k < pro.num_inputs; ++k) {
-      dev.inputs.push_back(0);
-      if (CudaStatus s = upload(blocks, staging, args.inputs[k], extents[k], &dev.inputs.back()); !s.ok()) return s;
-    }
+    if (CudaStatus s = upload_inputs(blocks, staging, args.inputs, extents, &dev.inputs); !s.ok()) return s;
     if (spec.has_scale)
       if (CudaStatus s = upload(blocks, staging, args.scale, vector_elems, &dev.scale); !s.ok()) return s;
     if (spec.has_bias)
@@ -196,6 +183,30 @@ class GpuFusedRunner {
     if (CudaStatus s = driver_.copy_to_device(*out, staging.cursor, elems * sizeof(float)); !s.ok()) return s;
     stats_.bytes_to_device += elems * sizeof(float);
     staging.cursor += elems;
+    return {};
+  }
+
+  // Each input's floats (its highest offset + 1) over the launch's dims.
+  static std::vector<std::size_t> input_extents(const FusedElementwiseSpec& spec, const std::array<std::int64_t, 3>& d,
+                                                const std::int64_t* strides) {
+    std::vector<std::size_t> extents;
+    for (int k = 0; k < spec.num_inputs; ++k) extents.push_back(static_cast<std::size_t>(input_extent(spec, d, strides, k)));
+    return extents;
+  }
+
+  static std::size_t sum(const std::vector<std::size_t>& v) {
+    std::size_t n = 0;
+    for (std::size_t x : v) n += x;
+    return n;
+  }
+
+  // Every input uploaded into a block of its own, in order.
+  CudaStatus upload_inputs(CallBlocks& blocks, Staging& staging, const float* const* inputs,
+                           const std::vector<std::size_t>& extents, std::vector<DevicePtr>* out) {
+    for (std::size_t k = 0; k < extents.size(); ++k) {
+      out->push_back(0);
+      if (CudaStatus s = upload(blocks, staging, inputs[k], extents[k], &out->back()); !s.ok()) return s;
+    }
     return {};
   }
 
