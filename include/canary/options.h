@@ -90,9 +90,10 @@ struct JitOptions {
   int max_compile_queue = 64;
   // Vector tier: "auto" (CPU detection), "avx512", "avx2" or "scalar".
   std::string isa = "auto";
-  // Where fused elementwise groups run. "cpu": the x86 kernels. "gpu": on
-  // an NVIDIA GPU through the CUDA backend when one is usable (the driver
-  // is loaded at run time), each group its device can run, with its inputs
+  // Where fused elementwise groups and row kernels (reductions, Softmax and
+  // LayerNorm along the last axis, with their prologues) run. "cpu": the x86
+  // kernels. "gpu": on an NVIDIA GPU through the CUDA backend when one is
+  // usable (the driver is loaded at run time), each group its device can run, with its inputs
   // copied over and its outputs back at the group's boundary; where no GPU
   // is usable, a Fallback event says why and everything runs on the CPU.
   // "auto": the cost model (Options::cost, which must be enabled) places
