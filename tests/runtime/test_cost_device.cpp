@@ -122,3 +122,33 @@ TEST_CASE("cost model: with device 'gpu' the ladder's variant is on the GPU and 
   CHECK(candidate(*d, primary.substr(0, primary.size() - 7)));
   CHECK(d->candidates[d->chosen].passed);
 }
+
+TEST_CASE("cost model: with device 'auto' a trace whose only work is a row kernel gets the GPU placement too",
+          "[unit][cost][api][device][rows]") {
+  // A ReduceMax alone: no elementwise op, no sum; only its placement can differ.
+  const char* row_only = R"(canary v1
+graph main(x: f32[N, T]) -> (y) {
+  y = ReduceMax(x) {axes = [-1], keepdims = 1}
+}
+)";
+  auto device = std::make_shared<HostFusedDevice>();
+  jit::ScopedDeviceOverride installed(device);
+  Runtime rt(placement_options("auto", CostProfile::Balanced)), ref_rt(interpreter_options());
+  const Model m = rt.load_text(row_only);
+  Session s = m.session(), ref = ref_rt.load_text(row_only).session();
+  for (int i = 0; i < 300 && !first_decision(m); ++i) {
+    const NamedTensors in = {{"x", random_tensor({kRows, kCols}, 40 + static_cast<std::uint32_t>(i))}};
+    CHECK(bit_identical(s.run(in).at("y"), ref.run(in).at("y")));  // a max rounds nothing
+  }
+  const auto d = first_decision(m);
+  REQUIRE(d);
+  INFO(d->to_table());
+  const std::string cpu = d->candidates.front().name;
+  const CostCandidate* gpu = candidate(*d, cpu + " on gpu");
+  REQUIRE(gpu);
+  CHECK(gpu->calls > 0);
+  CHECK(device->row_runs() > 0);
+  // x in, one float per row out.
+  REQUIRE(term(*gpu, "host-device transfer"));
+  CHECK(term(*gpu, "host-device transfer")->value == 4.0 * (kRows * kCols + kRows));
+}
