@@ -165,13 +165,16 @@ class RowPtxEmitter {
   }
 
   // Every thread's accumulator folded into one, returned in every thread.
+  // Only compensated sums move their compensation; the other folds ignore it.
   Acc block_fold(Acc a, RowFold fold) {
+    const bool paired = compensated() && fold == RowFold::Sum;
+    const std::string comp_offset = "+" + std::to_string(4 * kMaxWarps);
     b_.comment("block fold: warp butterfly");
     for (int offset = 16; offset >= 1; offset /= 2) {
       const Acc other{b_.new_f(), b_.new_f()};
       b_.emit("shfl.sync.bfly.b32 " + ptx_reg(other.s) + ", " + ptx_reg(a.s) + ", " + std::to_string(offset) +
               ", 31, -1");
-      if (compensated() && fold == RowFold::Sum)
+      if (paired)
         b_.emit("shfl.sync.bfly.b32 " + ptx_reg(other.c) + ", " + ptx_reg(a.c) + ", " + std::to_string(offset) +
                 ", 31, -1");
       a = fold_pair(m_, a, other, fold, compensated());
@@ -182,20 +185,19 @@ class RowPtxEmitter {
     b_.emit("setp.ne.u32 " + ptx_reg(not_lane0) + ", " + ptx_reg(lane_) + ", 0");
     b_.emit("@" + ptx_reg(not_lane0) + " bra " + skip);
     b_.emit("st.shared.f32 [" + ptx_reg(partial_) + "], " + ptx_reg(a.s));
-    b_.emit("st.shared.f32 [" + ptx_reg(partial_) + "+" + std::to_string(4 * kMaxWarps) + "], " + ptx_reg(a.c));
+    if (paired) b_.emit("st.shared.f32 [" + ptx_reg(partial_) + comp_offset + "], " + ptx_reg(a.c));
     b_.place_label(skip);
     b_.emit("bar.sync 0");
     const Acc total = new_accumulator(fold);
     b_.emit("ld.shared.f32 " + ptx_reg(total.s) + ", [" + ptx_reg(partials_) + "]");
-    b_.emit("ld.shared.f32 " + ptx_reg(total.c) + ", [" + ptx_reg(partials_) + "+" + std::to_string(4 * kMaxWarps) +
-            "]");
+    if (paired) b_.emit("ld.shared.f32 " + ptx_reg(total.c) + ", [" + ptx_reg(partials_) + comp_offset + "]");
     const PtxI w = b_.immediate_u32(1), one = b_.immediate_u32(1);
     b_.strided_loop(w, nwarps_, one, "fold", [&] {
       const PtxI at = b_.new_i();
       b_.emit("mad.lo.u32 " + ptx_reg(at) + ", " + ptx_reg(w) + ", 4, " + ptx_reg(partials_));
       const Acc next{b_.new_f(), b_.new_f()};
       b_.emit("ld.shared.f32 " + ptx_reg(next.s) + ", [" + ptx_reg(at) + "]");
-      b_.emit("ld.shared.f32 " + ptx_reg(next.c) + ", [" + ptx_reg(at) + "+" + std::to_string(4 * kMaxWarps) + "]");
+      if (paired) b_.emit("ld.shared.f32 " + ptx_reg(next.c) + ", [" + ptx_reg(at) + comp_offset + "]");
       assign(total, fold_pair(m_, total, next, fold, compensated()));
     });
     // The partials are rewritten by the next fold only after every thread read them.
