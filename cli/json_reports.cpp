@@ -103,6 +103,7 @@ json stats_json(const Stats& s) {
               {"deopts", j.deopts}, {"side_trace_entries", j.side_trace_entries},
               {"tiled_fused_calls", j.tiled_fused_calls},
               {"device_fused_calls", j.device_fused_calls}, {"device_bytes", j.device_bytes},
+              {"device_chain_calls", j.device_chain_calls},
               {"device_fallbacks", j.device_fallbacks},
               {"value_canaries", j.value_canaries},
               {"range_canaries", j.range_canaries}, {"traces_recorded", j.traces_recorded},

@@ -83,8 +83,10 @@ void print_stats(std::ostream& os, const Stats& s) {
   if (j.tiled_fused_calls > 0)
     fmt::print(os, "  {} fused calls ran short rows as long tiles\n", j.tiled_fused_calls);
   if (j.device_fused_calls > 0 || j.device_fallbacks > 0)
-    fmt::print(os, "  {} fused calls ran on the GPU ({} bytes moved to and from it); {} variants fell back to the CPU\n",
-               j.device_fused_calls, j.device_bytes, j.device_fallbacks);
+    fmt::print(os,
+               "  {} fused calls ran on the GPU ({} bytes moved to and from it, {} chains of calls sharing values "
+               "there); {} variants fell back to the CPU\n",
+               j.device_fused_calls, j.device_bytes, j.device_chain_calls, j.device_fallbacks);
   fmt::print(os, "  {} traces, {} compiles ({:.3f} ms), {} failed, {} retraces; {} variants and {} side traces installed, {} bytes of code\n",
              j.traces_recorded, j.compiles, j.compile_ms, j.compile_failures, j.retraces, j.variants_installed,
              j.side_traces_installed, j.code_bytes);

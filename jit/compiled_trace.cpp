@@ -10,6 +10,7 @@
 
 #include "canary/error.h"
 #include "jit/fused_tiling.h"
+#include "jit/prepared_call.h"
 #include "jit/plan_contraction.h"
 #include "jit/plan_fusion.h"
 #include "kernels/onednn.h"
@@ -241,6 +242,7 @@ vm::TierTimers::Bucket* CompiledTrace::timer_bucket(const Step& step, vm::TierTi
 bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                               TraceRun& run, bool first) const {
   std::size_t unpark = 0;
+  std::size_t chain = 0;
   for (std::uint32_t index = 0; index < plan_.steps.size(); ++index) {
     const Step& step = plan_.steps[index];
     take_holds(step, frame, scratch);
@@ -249,6 +251,17 @@ bool CompiledTrace::run_steps(const vm::FrameView& frame, const RunContext& ctx,
       Tensor& parked = scratch.parked[u.hoist][u.output];
       if (!first && parked.defined())
         frame.registers[plan_.hoisted_outputs[u.hoist][u.output].index] = std::move(parked);
+    }
+    // A chain's steps have no holds, replays or hoisting (device_chain.h);
+    // with the device off they run one by one below.
+    if (chain < plan_.device_chains.size() && plan_.device_chains[chain].first == index) {
+      const DeviceChain& c = plan_.device_chains[chain++];
+      if (!device_off_.load(std::memory_order_relaxed)) {
+        const vm::ScopedTierTimer timer(ctx.timers ? &ctx.timers->bucket(vm::TimedTier::FusedGroup) : nullptr);
+        if (!run_chain(c, frame, ctx, scratch, run)) return false;
+        index += c.count - 1;
+        continue;
+      }
     }
     if (!step.hoisted) {
       if (!run_step(step, frame, ctx, scratch, run)) return replay_before_exit(step, frame, scratch);
@@ -336,7 +349,7 @@ bool CompiledTrace::run_step(const Step& step, const vm::FrameView& frame, const
         if (!run_fused(step, frame, ctx, scratch, run)) return false;
         break;
       case StepKind::Row:
-        if (!run_row(step, frame, ctx, scratch, run)) return false;
+        if (!run_row(step, frame, scratch, run)) return false;
         break;
       case StepKind::Kernel: run_kernel(step, frame); break;
       case StepKind::Contraction:
@@ -371,15 +384,19 @@ bool CompiledTrace::run_step(const Step& step, const vm::FrameView& frame, const
       }
     }
   } catch (const std::exception&) {
-    // Kernel errors (bad shapes, allocation limits, injected faults) are
-    // re-raised by the interpreter at the same instruction, with its node
-    // in the message, or do not recur there and the call goes on.
-    run.outcome = TraceOutcome::Exited;
-    run.exit = static_cast<std::uint32_t>(plan_.exits.size());  // "kernel error" pseudo-exit
-    run.resume_pc = step.pc;
-    return false;
+    return kernel_error_exit(step, run);
   }
   return true;
+}
+
+// Kernel errors (bad shapes, allocation limits, injected faults) are
+// re-raised by the interpreter at the same instruction, with its node in
+// the message, or do not recur there and the call goes on.
+bool CompiledTrace::kernel_error_exit(const Step& step, TraceRun& run) const {
+  run.outcome = TraceOutcome::Exited;
+  run.exit = static_cast<std::uint32_t>(plan_.exits.size());  // "kernel error" pseudo-exit
+  run.resume_pc = step.pc;
+  return false;
 }
 
 // Broadcast shape of a fused group's inputs (plus the rank of folded
@@ -421,66 +438,85 @@ bool CompiledTrace::layout_exit(const Step& step, TraceRun& run) const {
   return false;
 }
 
-// Collapses the inputs' run-time shapes, checks the layout still matches the
-// compiled kernel, sizes the outputs and calls the kernel.
-bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx,
-                              TraceScratch& scratch, TraceRun& run) const {
+// Collapses the inputs' run-time shapes and checks the layout still matches
+// the compiled kernel (false, with nothing changed, when it does not); then
+// sizes the outputs. An output that is also an input is sized in scratch and
+// swapped into its register once every output is sized: the call still
+// reads the input's buffer, which scratch keeps alive. A failed allocation
+// throws before any swap.
+bool CompiledTrace::prepare_fused(const Step& step, const vm::FrameView& frame, TraceScratch& scratch,
+                                  PreparedCall& call) const {
   const FusedStep& fs = plan_.fused[step.fused];
-  const FusedFn fn = code_.fused[step.fused];
   const std::size_t n = fs.inputs.size();
-  const float* inputs[kMaxFusedInputs];
   std::span<const std::int64_t> shapes[kMaxFusedInputs];
   std::int64_t out[kMaxTensorRank];
   const int broadcast_rank = broadcast_inputs(frame, fs.inputs, fs.held_inputs, scratch.held, fs.input_ranks,
-                                              fs.constant_rank, inputs, shapes, out);
-  if (broadcast_rank < 0) return layout_exit(step, run);
-  const std::size_t rank = static_cast<std::size_t>(broadcast_rank);
-  const std::span<const std::int64_t> out_shape(out, rank);
-  CollapsedLayout layout;
+                                              fs.constant_rank, call.inputs, shapes, out);
+  if (broadcast_rank < 0) return false;
+  const std::span<const std::int64_t> out_shape(out, static_cast<std::size_t>(broadcast_rank));
+  CollapsedLayout& layout = call.layout;
+  layout = CollapsedLayout();
   bool ok = collapse_layout(out_shape, {shapes, n}, layout);
   for (int d = 0; d < 3 && ok; ++d) ok = layout.full[d] == fs.full_masks[d];
   if (ok && fs.exact_layout)
     for (int d = 0; d < 3; ++d) ok = ok && (*fs.exact_layout)[d] == layout.dims[d];
-  if (!ok) return layout_exit(step, run);
+  if (!ok) return false;
   std::vector<Tensor>& alias = scratch.alias_outputs[step.fused];
   if (alias.size() != fs.outputs.size()) alias.resize(fs.outputs.size());
-  float* outputs[kMaxFusedInputs];
   for (std::size_t o = 0; o < fs.outputs.size(); ++o) {
     Tensor& t = fs.output_aliases_input[o] ? alias[o] : frame.registers[fs.outputs[o].index];
     t.reset(DType::F32, out_shape);
-    outputs[o] = static_cast<float*>(t.raw());
-  }
-  const std::int64_t rows = layout.dims[0] * layout.dims[1];
-  const std::int64_t numel = rows * layout.dims[2];
-  if (numel > 0) {
-    FusedArgs args;
-    args.inputs = inputs;
-    args.outputs = outputs;
-    args.strides = layout.strides;
-    for (int d = 0; d < 3; ++d) args.dims[d] = layout.dims[d];
-    std::uint32_t canaries = 0;
-    if (!fs.on_device || !run_on_device(fs, args, rows, run, canaries)) {
-      // Per-row inputs expand chunk by chunk on the calling thread, so a call
-      // large enough to split across threads runs row by row instead.
-      const FusedFn per_element = code_.fused_per_element[step.fused];
-      const bool threaded = ctx.threads > 1 && numel >= kParallelMinElements;
-      const std::optional<RowTiling> tiling =
-          fs.tile_short_rows ? plan_row_tiling(layout, n, per_element && !threaded ? fs.per_row_max_row : 0)
-                             : std::nullopt;
-      canaries = tiling ? call_fused_tiled(fn, per_element, args, layout, *tiling, n, fs.outputs.size(), scratch,
-                                           ctx.threads)
-                        : call_fused(fn, args, rows, numel, ctx.threads);
-      if (tiling) ++run.tiled_calls;
-    }
-    if (canaries & kNonFiniteCanary) run.value_canary = true;
-    if ((canaries & kRangeCanary) && !run.range_canary) {
-      run.range_canary = true;
-      run.range_group = step.fused;
-    }
+    call.outputs[o] = static_cast<float*>(t.raw());
   }
   for (std::size_t o = 0; o < fs.outputs.size(); ++o)
     if (fs.output_aliases_input[o]) std::swap(alias[o], frame.registers[fs.outputs[o].index]);
+  call.empty = call.rows() * layout.dims[2] == 0;
   return true;
+}
+
+bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx,
+                              TraceScratch& scratch, TraceRun& run) const {
+  PreparedCall call;
+  if (!prepare_fused(step, frame, scratch, call)) return layout_exit(step, run);
+  execute_fused(step, call, ctx, scratch, run);
+  return true;
+}
+
+// Runs a prepared group: on the device when it is placed there and takes
+// the call, otherwise with the x86 kernel.
+void CompiledTrace::execute_fused(const Step& step, const PreparedCall& call, const RunContext& ctx,
+                                  TraceScratch& scratch, TraceRun& run) const {
+  if (call.empty) return;
+  const FusedStep& fs = plan_.fused[step.fused];
+  const FusedFn fn = code_.fused[step.fused];
+  const std::size_t n = fs.inputs.size();
+  const CollapsedLayout& layout = call.layout;
+  const std::int64_t rows = call.rows();
+  const std::int64_t numel = rows * layout.dims[2];
+  const FusedArgs args = call.fused_args();
+  std::uint32_t canaries = 0;
+  if (!fs.on_device || !run_on_device(fs, args, rows, run, canaries)) {
+    // Per-row inputs expand chunk by chunk on the calling thread, so a call
+    // large enough to split across threads runs row by row instead.
+    const FusedFn per_element = code_.fused_per_element[step.fused];
+    const bool threaded = ctx.threads > 1 && numel >= kParallelMinElements;
+    const std::optional<RowTiling> tiling =
+        fs.tile_short_rows ? plan_row_tiling(layout, n, per_element && !threaded ? fs.per_row_max_row : 0)
+                           : std::nullopt;
+    canaries = tiling ? call_fused_tiled(fn, per_element, args, layout, *tiling, n, fs.outputs.size(), scratch,
+                                         ctx.threads)
+                      : call_fused(fn, args, rows, numel, ctx.threads);
+    if (tiling) ++run.tiled_calls;
+  }
+  take_canaries(canaries, step.fused, run);
+}
+
+void CompiledTrace::take_canaries(std::uint32_t canaries, std::uint32_t group, TraceRun& run) const {
+  if (canaries & kNonFiniteCanary) run.value_canary = true;
+  if ((canaries & kRangeCanary) && !run.range_canary) {
+    run.range_canary = true;
+    run.range_group = group;
+  }
 }
 
 bool CompiledTrace::run_on_device(const FusedStep& fs, FusedArgs args, std::int64_t rows, TraceRun& run,
@@ -520,36 +556,35 @@ std::string CompiledTrace::device_error() const {
 
 // A row kernel: the prologue's inputs collapse with the last axis kept as
 // d2; reductions write one value per row, Softmax/LayerNorm a full row.
-bool CompiledTrace::run_row(const Step& step, const vm::FrameView& frame, const RunContext& ctx,
-                            TraceScratch& scratch, TraceRun& run) const {
-  (void)ctx;
+// Prepared as a fused group is: false with nothing changed on a layout
+// mismatch, and an output that is also an input swapped in once sized.
+bool CompiledTrace::prepare_row(const Step& step, const vm::FrameView& frame, TraceScratch& scratch,
+                                PreparedCall& call) const {
   const RowStep& rs = plan_.rows[step.fused];
-  const RowFn fn = code_.rows[step.fused];
-  const float* inputs[kMaxFusedInputs];
   std::span<const std::int64_t> shapes[kMaxFusedInputs];
   std::int64_t shape[kMaxTensorRank];
-  const int rank = broadcast_inputs(frame, rs.inputs, {}, scratch.held, rs.input_ranks, rs.constant_rank, inputs,
-                                    shapes, shape);
-  if (rank <= 0) return layout_exit(step, run);
+  const int rank = broadcast_inputs(frame, rs.inputs, {}, scratch.held, rs.input_ranks, rs.constant_rank,
+                                    call.inputs, shapes, shape);
+  if (rank <= 0) return false;
   const std::span<const std::int64_t> in_shape(shape, static_cast<std::size_t>(rank));
-  CollapsedLayout layout;
+  CollapsedLayout& layout = call.layout;
+  layout = CollapsedLayout();
   bool ok = collapse_layout(in_shape, {shapes, rs.inputs.size()}, layout, true);
   for (int d = 0; d < 3 && ok; ++d) ok = layout.full[d] == rs.full_masks[d];
   const std::int64_t d2 = layout.dims[2];
   if (ok && rs.spec.op == RowOp::Max) ok = d2 > 0;  // the interpreter reports an empty ReduceMax
-  const float* scale = nullptr;
-  const float* bias = nullptr;
+  call.scale = call.bias = nullptr;
   if (ok && rs.spec.has_scale) {
     const Tensor& t = frame.registers[rs.scale.index];
     ok = t.defined() && t.dtype() == DType::F32 && t.rank() == 1 && t.dim(0) == d2;
-    if (ok) scale = t.data<float>();
+    if (ok) call.scale = t.data<float>();
   }
   if (ok && rs.spec.has_bias) {
     const Tensor& t = frame.registers[rs.bias.index];
     ok = t.defined() && t.dtype() == DType::F32 && t.rank() == 1 && t.dim(0) == d2;
-    if (ok) bias = t.data<float>();
+    if (ok) call.bias = t.data<float>();
   }
-  if (!ok) return layout_exit(step, run);
+  if (!ok) return false;
   // Output shape: reductions drop the last axis or keep it as 1.
   std::int64_t out_dims[kMaxTensorRank];
   std::size_t out_rank = static_cast<std::size_t>(rank);
@@ -561,23 +596,114 @@ bool CompiledTrace::run_row(const Step& step, const vm::FrameView& frame, const 
   }
   Tensor& out = rs.output_aliases_input ? scratch.row_outputs[step.fused] : frame.registers[rs.output.index];
   out.reset(DType::F32, std::span<const std::int64_t>(out_dims, out_rank));
-  const std::int64_t rows = layout.dims[0] * layout.dims[1];
-  if (rows > 0 && (d2 > 0 || reduces)) {
-    RowArgs args;
-    args.inputs = inputs;
-    args.strides = layout.strides;
-    args.output = static_cast<float*>(out.raw());
-    args.scale = scale;
-    args.bias = bias;
-    for (int d = 0; d < 3; ++d) args.dims[d] = layout.dims[d];
-    args.row_begin = 0;
-    args.row_end = rows;
-    std::uint32_t canaries = 0;
-    if (!rs.on_device || !run_row_on_device(rs, args, run, canaries)) canaries = fn(&args);
-    if (canaries != 0) run.value_canary = true;
-  }
+  call.outputs[0] = static_cast<float*>(out.raw());
   if (rs.output_aliases_input) std::swap(out, frame.registers[rs.output.index]);
+  call.empty = call.rows() == 0 || (d2 == 0 && !reduces);
   return true;
+}
+
+bool CompiledTrace::run_row(const Step& step, const vm::FrameView& frame, TraceScratch& scratch,
+                            TraceRun& run) const {
+  PreparedCall call;
+  if (!prepare_row(step, frame, scratch, call)) return layout_exit(step, run);
+  execute_row(step, call, run);
+  return true;
+}
+
+void CompiledTrace::execute_row(const Step& step, const PreparedCall& call, TraceRun& run) const {
+  if (call.empty) return;
+  const RowStep& rs = plan_.rows[step.fused];
+  const RowArgs args = call.row_args();
+  std::uint32_t canaries = 0;
+  if (!rs.on_device || !run_row_on_device(rs, args, run, canaries)) canaries = code_.rows[step.fused](&args);
+  if (canaries != 0) run.value_canary = true;
+}
+
+// A device chain (device_chain.h): every step is prepared first, keeping a
+// handle on each input so that a later step's output cannot reuse its
+// buffer; a layout mismatch or an error while preparing step k runs steps
+// before k one by one and exits at k, as if the chain were not there. Then
+// the device runs the chain in one call; where it declines or fails, the
+// steps run one by one from the host inputs, which the device leaves as they were.
+bool CompiledTrace::run_chain(const DeviceChain& chain, const vm::FrameView& frame, const RunContext& ctx,
+                              TraceScratch& scratch, TraceRun& run) const {
+  std::vector<PreparedCall>& calls = scratch.chain_calls;
+  if (calls.size() < chain.count) calls.resize(chain.count);
+  std::vector<Tensor>& kept = scratch.chain_inputs;
+  struct Release {
+    std::vector<Tensor>& kept;
+    ~Release() { kept.clear(); }
+  } release{kept};
+  const Step* const steps = plan_.steps.data() + chain.first;
+  const auto run_prepared = [&](std::uint32_t count) {
+    for (std::uint32_t k = 0; k < count; ++k) execute_prepared(steps[k], calls[k], ctx, scratch, run);
+  };
+  bool any_empty = false;
+  for (std::uint32_t k = 0; k < chain.count; ++k) {
+    const Step& step = steps[k];
+    keep_inputs(step, frame, kept);
+    bool prepared = false;
+    try {
+      throw_if_kernel_fault(step.kind);
+      prepared = step.kind == StepKind::Fused ? prepare_fused(step, frame, scratch, calls[k])
+                                              : prepare_row(step, frame, scratch, calls[k]);
+    } catch (const std::exception&) {
+      run_prepared(k);
+      return kernel_error_exit(step, run);
+    }
+    if (!prepared) {
+      run_prepared(k);
+      return layout_exit(step, run);
+    }
+    any_empty = any_empty || calls[k].empty;
+  }
+  if (!any_empty && !device_off_.load(std::memory_order_relaxed)) {
+    std::vector<ChainStep>& links = scratch.chain_steps;
+    links.assign(chain.count, ChainStep());
+    for (std::uint32_t k = 0; k < chain.count; ++k) {
+      ChainStep& link = links[k];
+      if (steps[k].kind == StepKind::Fused) {
+        link.fused = &plan_.fused[steps[k].fused].spec;
+        link.fused_args = calls[k].fused_args();
+      } else {
+        link.row = &plan_.rows[steps[k].fused].spec;
+        link.row_args = calls[k].row_args();
+      }
+      link.sources = chain.sources[k].data();
+      link.num_sources = chain.sources[k].size();
+      link.host_outputs = chain.host_outputs[k];
+    }
+    std::uint32_t canaries = 0;
+    if (accept_device_run(code_.device->run_chain(links.data(), links.size()), run, canaries)) {
+      run.device_calls += chain.count - 1;  // accept_device_run counted one
+      ++run.device_chains;
+      take_canaries(canaries & kNonFiniteCanary, 0, run);
+      return true;
+    }
+  }
+  run_prepared(chain.count);
+  return true;
+}
+
+// Handles on the registers a chained step reads, kept until the chain ends.
+void CompiledTrace::keep_inputs(const Step& step, const vm::FrameView& frame, std::vector<Tensor>& kept) const {
+  const auto keep = [&](vm::RegId r) {
+    if (r.valid()) kept.push_back(frame.registers[r.index]);
+  };
+  if (step.kind == StepKind::Fused) {
+    for (vm::RegId r : plan_.fused[step.fused].inputs) keep(r);
+    return;
+  }
+  const RowStep& rs = plan_.rows[step.fused];
+  for (vm::RegId r : rs.inputs) keep(r);
+  if (rs.spec.has_scale) keep(rs.scale);
+  if (rs.spec.has_bias) keep(rs.bias);
+}
+
+void CompiledTrace::execute_prepared(const Step& step, const PreparedCall& call, const RunContext& ctx,
+                                     TraceScratch& scratch, TraceRun& run) const {
+  if (step.kind == StepKind::Fused) execute_fused(step, call, ctx, scratch, run);
+  else execute_row(step, call, run);
 }
 
 // The frame's registers as the kernel adapter of the instruction at pc sees them.

@@ -13,6 +13,7 @@
 
 #include "jit/fused_device.h"
 #include "jit/plan.h"
+#include "jit/prepared_call.h"
 #include "vm/jit_hooks.h"
 #include "vm/tier_timers.h"
 
@@ -40,6 +41,11 @@ struct TraceScratch {
   std::vector<float> tiles;
   // Per-row inputs expanded for one chunk of tiles (fused_tiling.h).
   std::vector<float> expanded;
+  // A device chain's prepared steps, the handles on their inputs kept while
+  // it runs, and the steps as the device takes them (CompiledTrace::run_chain).
+  std::vector<PreparedCall> chain_calls;
+  std::vector<Tensor> chain_inputs;
+  std::vector<ChainStep> chain_steps;
 };
 
 struct RunContext {
@@ -69,6 +75,7 @@ struct TraceRun {
   std::uint32_t tiled_calls = 0;    // fused kernel calls that ran short rows as long tiles (fused_tiling.h)
   std::uint32_t device_calls = 0;   // fused groups and row kernels that ran on the device (on_device)
   std::uint64_t device_bytes = 0;   // bytes those calls moved between host and device
+  std::uint32_t device_chains = 0;  // device chains that ran as one device call (device_chain.h)
   // This run's device failure turned the device off for the trace
   // (CompiledTrace::device_error says why); the x86 kernels ran instead.
   bool device_failed = false;
@@ -134,7 +141,13 @@ class CompiledTrace {
   vm::TierTimers::Bucket* timer_bucket(const Step& step, vm::TierTimers& timers) const;
   bool run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
                  TraceRun& run) const;
+  // Layout checked and outputs sized; false (nothing changed) on a layout mismatch.
+  bool prepare_fused(const Step& step, const vm::FrameView& frame, TraceScratch& scratch, PreparedCall& call) const;
+  void execute_fused(const Step& step, const PreparedCall& call, const RunContext& ctx, TraceScratch& scratch,
+                     TraceRun& run) const;
+  void take_canaries(std::uint32_t canaries, std::uint32_t group, TraceRun& run) const;
   bool layout_exit(const Step& step, TraceRun& run) const;
+  bool kernel_error_exit(const Step& step, TraceRun& run) const;
   // Runs a placed group on the device; false when the device is off for
   // this trace or this run failed (which turns it off): the CPU runs it.
   bool run_on_device(const FusedStep& fs, FusedArgs args, std::int64_t rows, TraceRun& run,
@@ -143,8 +156,16 @@ class CompiledTrace {
   // Takes a device run's result into run: true when it ran; a failure turns
   // the device off for this trace (the first one reports), a decline does not.
   bool accept_device_run(const DeviceRun& r, TraceRun& run, std::uint32_t& canaries) const;
-  bool run_row(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
-               TraceRun& run) const;
+  bool run_row(const Step& step, const vm::FrameView& frame, TraceScratch& scratch, TraceRun& run) const;
+  bool prepare_row(const Step& step, const vm::FrameView& frame, TraceScratch& scratch, PreparedCall& call) const;
+  void execute_row(const Step& step, const PreparedCall& call, TraceRun& run) const;
+  // Runs a device chain's steps; false after taking a side exit (before any
+  // step ran on the device).
+  bool run_chain(const DeviceChain& chain, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,
+                 TraceRun& run) const;
+  void keep_inputs(const Step& step, const vm::FrameView& frame, std::vector<Tensor>& kept) const;
+  void execute_prepared(const Step& step, const PreparedCall& call, const RunContext& ctx, TraceScratch& scratch,
+                        TraceRun& run) const;
   void run_kernel(const Step& step, const vm::FrameView& frame) const { run_kernel_at(step.pc, frame); }
   void run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const;
   vm::KernelCall kernel_call(vm::Pc pc, const vm::FrameView& frame) const;

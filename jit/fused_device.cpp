@@ -1,4 +1,4 @@
-// The process-wide device override and the row defaults (fused_device.h).
+// The process-wide device override and the defaults for row kernels and chains (fused_device.h).
 #include "jit/fused_device.h"
 
 #include <mutex>
@@ -28,6 +28,13 @@ DeviceRun FusedDevice::run_row(const FusedRowSpec&, const RowArgs&) const {
   DeviceRun r;
   r.declined = true;  // never placed (unsupported_row refuses), so never a failure
   r.error = "this device runs fused elementwise groups only";
+  return r;
+}
+
+DeviceRun FusedDevice::run_chain(const ChainStep*, std::size_t) const {
+  DeviceRun r;
+  r.declined = true;  // not a failure: the steps run one at a time
+  r.error = "this device runs one step per call";
   return r;
 }
 

@@ -9,10 +9,12 @@
 // one), so the runtime opens the device and hands it to the Engine.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "jit/device_chain.h"
 #include "jit/fused_kernel.h"
 #include "jit/fused_row.h"
 
@@ -26,6 +28,31 @@ struct DeviceRun {
   // Not run because of this call's shapes (e.g. more elements than one
   // launch covers): the CPU runs this call and the group stays placed.
   bool declined = false;
+};
+
+// One step of a chain run (FusedDevice::run_chain): a fused group or a row
+// kernel on host pointers over all its rows, where each input listed in
+// `sources` as an earlier step's output is read from the device's own copy of
+// that result (its host pointer may hold anything), and only the outputs in
+// host_outputs are copied back.
+struct ChainStep {
+  const FusedElementwiseSpec* fused = nullptr;  // exactly one of fused and row is set
+  const FusedRowSpec* row = nullptr;
+  FusedArgs fused_args;
+  RowArgs row_args;
+  const ChainInput* sources = nullptr;  // DeviceChain::sources of this step
+  std::size_t num_sources = 0;
+  std::uint32_t host_outputs = 0;       // DeviceChain::host_outputs of this step
+
+  std::size_t num_outputs() const { return fused ? fused->outputs.size() : 1; }
+  // The host pointer of source i (ChainInput order) and of output o.
+  const float* host_input(std::size_t i) const {
+    if (fused) return fused_args.inputs[i];
+    const auto n = static_cast<std::size_t>(row->prologue.num_inputs);
+    if (i < n) return row_args.inputs[i];
+    return i == n && row->has_scale ? row_args.scale : row_args.bias;
+  }
+  float* host_output(std::size_t o) const { return fused ? fused_args.outputs[o] : row_args.output; }
 };
 
 class FusedDevice {
@@ -47,6 +74,14 @@ class FusedDevice {
   // refuse every row kernel.
   virtual std::string unsupported_row(const FusedRowSpec& spec) const;
   virtual DeviceRun run_row(const FusedRowSpec& spec, const RowArgs& args) const;
+
+  // Runs the steps of a device chain in order as one call: host inputs go
+  // over once, chained values stay on the device, host outputs come back
+  // once everything has run. On failure (or a decline) no host output has
+  // been written, so the caller can run the steps one by one. canaries
+  // merges every step's. The default declines: the trace then runs each
+  // step through run / run_row.
+  virtual DeviceRun run_chain(const ChainStep* steps, std::size_t count) const;
 };
 
 // A device installed in place of the GPU for the models loaded while it is

@@ -369,6 +369,12 @@ void attach_holds_and_replays(const PlanOrder& order, Plan& plan) {
   }
 }
 
+std::vector<std::uint32_t> sorted(const RegSet& set) {
+  std::vector<std::uint32_t> regs(set.begin(), set.end());
+  std::sort(regs.begin(), regs.end());
+  return regs;
+}
+
 Step kernel_step(const TraceOp& op) {
   Step s;
   s.pc = op.pc;
@@ -500,6 +506,7 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
                       live_after[g.last + 1], options, rs, absorbed) &&
             absorbed) {
           add_row_step(plan, std::move(rs), op.pc, g.last - g.first + 2);
+          plan.steps.back().live_after = sorted(live_after[g.last + 1]);
           i = g.last + 1;
           continue;
         }
@@ -510,6 +517,7 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
         // A sunk group runs at its last member's place and exits there.
         fs.sunk = range.sunk;
         plan.steps.push_back(add_group(plan, std::move(fs), range.sunk ? trace.ops[g.last].pc : op.pc));
+        plan.steps.back().live_after = sorted(live_after[g.last]);
         i = g.last;
         continue;
       }
@@ -519,6 +527,7 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
       bool absorbed = false;
       if (build_row(program, trace, i, std::nullopt, constants, {}, live_after[i], options, rs, absorbed)) {
         add_row_step(plan, std::move(rs), op.pc, 1);
+        plan.steps.back().live_after = sorted(live_after[i]);
         continue;
       }
     }

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "jit/device_chain.h"
 #include "jit/fused_kernel.h"
 #include "jit/fused_row.h"
 #include "jit/guard.h"
@@ -156,6 +157,10 @@ struct Step {
   std::vector<ReplayOp> replay;
   // Registers to keep before the step runs (it overwrites what a sunk group reads).
   std::vector<Hold> holds;
+  // Fused and row steps: the registers read after the step (by later steps,
+  // at exits, at the end, by the next iteration), sorted; what a device
+  // chain ending here must copy back (device_placement.h).
+  std::vector<std::uint32_t> live_after;
 };
 
 // A MatMul, Gemm or Conv and the unary elementwise ops after it, which read
@@ -229,6 +234,7 @@ struct Plan {
   std::size_t sunk_ops = 0;             // ops a fused group runs later than recorded (non-adjacent fusion)
   std::uint32_t hold_slots = 0;         // Step::holds slots (TraceScratch::held)
   std::string device;                   // the device fused groups were placed on, or "" (device_placement.h)
+  std::vector<DeviceChain> device_chains;  // runs of placed steps that run as one device call, by first step
 
   // A readable listing: guards, steps, groups (what `canary inspect` prints).
   std::string describe(const vm::Program& program) const;

@@ -67,6 +67,23 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
   return os.str();
 }
 
+// "steps 2..4 run as one call on <device>: r5 stays there, r7 comes back".
+std::string chain_line(const Plan& plan, const DeviceChain& c) {
+  std::ostringstream os;
+  os << "steps " << c.first << ".." << c.first + c.count - 1 << " run as one call on " << plan.device;
+  std::ostringstream stays, back;
+  for (std::uint32_t k = 0; k < c.count; ++k) {
+    const Step& s = plan.steps[c.first + k];
+    const std::vector<vm::RegId> outputs =
+        s.kind == StepKind::Fused ? plan.fused[s.fused].outputs : std::vector<vm::RegId>{plan.rows[s.fused].output};
+    for (std::size_t o = 0; o < outputs.size(); ++o)
+      (((c.host_outputs[k] >> o) & 1u) ? back : stays) << " r" << outputs[o].index;
+  }
+  os << ":" << (stays.str().empty() ? " nothing" : stays.str()) << " stays there;"
+     << (back.str().empty() ? " nothing" : back.str()) << " comes back";
+  return os.str();
+}
+
 }  // namespace
 
 std::string Plan::describe(const vm::Program& program) const {
@@ -77,6 +94,10 @@ std::string Plan::describe(const vm::Program& program) const {
   for (const Guard& g : guards.guards) os << "    " << describe_guard(g, entry_names) << "\n";
   os << "  steps (" << steps.size() << "):\n";
   for (const Step& s : steps) os << "    " << step_line(*this, s, program) << "\n";
+  if (!device_chains.empty()) {
+    os << "  device chains (" << device_chains.size() << ", the steps one by one if the device declines):\n";
+    for (const DeviceChain& c : device_chains) os << "    " << chain_line(*this, c) << "\n";
+  }
   return os.str();
 }
 

@@ -91,6 +91,7 @@ void SessionHooks::note_run(vm::AnchorId anchor, const CompiledTrace& trace, con
   counters_.tiled_fused_calls += run.tiled_calls;
   counters_.device_fused_calls += run.device_calls;
   counters_.device_bytes += run.device_bytes;
+  counters_.device_chain_calls += run.device_chains;
   if (run.device_failed) engine_->on_device_failure(anchor, trace, call_);
   if (run.value_canary) {
     ++counters_.value_canaries;

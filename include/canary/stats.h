@@ -34,6 +34,8 @@ struct JitStats {
                                          // (JitOptions::short_row_tiles)
   std::uint64_t device_fused_calls = 0;  // fused groups and row kernels that ran on the GPU (JitOptions::device)
   std::uint64_t device_bytes = 0;        // bytes those calls moved between host and GPU
+  std::uint64_t device_chain_calls = 0;  // runs of consecutive GPU steps that ran as one call, their
+                                         // intermediate values kept on the GPU
   std::uint64_t traces_recorded = 0;     // model-wide from here on
   std::uint64_t compiles = 0;
   std::uint64_t compile_failures = 0;

@@ -139,6 +139,26 @@ void add_group_work(const vm::Program& program, const std::vector<const TraceOp*
     if (const auto kind = op_kind(program, *op)) w.flops += op_flops(*kind, *op);
 }
 
+// A chained step's transfers (device_chain.h): the inputs that come from
+// the host and the outputs that go back; chained values never cross.
+double chain_device_bytes(const std::vector<const TraceOp*>& ops, const std::vector<vm::RegId>& inputs,
+                          const std::vector<vm::RegId>& outputs, const DeviceChain& chain, std::uint32_t k) {
+  double bytes = 0.0;
+  for (std::size_t i = 0; i < inputs.size() && i < chain.sources[k].size(); ++i)
+    if (inputs[i].valid() && chain.sources[k][i].on_host()) bytes += bytes_read(ops, inputs[i]);
+  for (std::size_t o = 0; o < outputs.size(); ++o)
+    if (outputs[o].valid() && ((chain.host_outputs[k] >> o) & 1u)) bytes += bytes_written(ops, outputs[o]);
+  return bytes;
+}
+
+// Per step index: its device chain and place in it, or none.
+std::vector<std::optional<std::pair<const DeviceChain*, std::uint32_t>>> chain_positions(const Plan& plan) {
+  std::vector<std::optional<std::pair<const DeviceChain*, std::uint32_t>>> at(plan.steps.size());
+  for (const DeviceChain& c : plan.device_chains)
+    for (std::uint32_t k = 0; k < c.count && c.first + k < at.size(); ++k) at[c.first + k] = std::pair(&c, k);
+  return at;
+}
+
 }  // namespace
 
 // Sums the work of each step, taking shapes from the trace by pc. Hoisted
@@ -148,21 +168,28 @@ WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Progr
   std::unordered_map<vm::Pc, const TraceOp*> by_pc;
   for (const TraceOp& op : trace.ops) by_pc.emplace(op.pc, &op);
   WorkEstimate w;
-  for (const Step& step : plan.steps) {
+  const auto chained = chain_positions(plan);
+  for (std::size_t index = 0; index < plan.steps.size(); ++index) {
+    const Step& step = plan.steps[index];
     if (step.hoisted) continue;
     if (step.kind == StepKind::Fused && step.fused < plan.fused.size()) {
       const FusedStep& f = plan.fused[step.fused];
       const double before = w.bytes_moved;
-      add_group_work(program, ops_at(by_pc, f.pcs), f.inputs, f.outputs, w);
-      if (f.on_device) w.device_bytes += w.bytes_moved - before;  // staged over, copied back
+      const std::vector<const TraceOp*> ops = ops_at(by_pc, f.pcs);
+      add_group_work(program, ops, f.inputs, f.outputs, w);
+      if (chained[index]) w.device_bytes += chain_device_bytes(ops, f.inputs, f.outputs, *chained[index]->first, chained[index]->second);
+      else if (f.on_device) w.device_bytes += w.bytes_moved - before;  // staged over, copied back
     } else if (step.kind == StepKind::Row && step.fused < plan.rows.size()) {
       const RowStep& r = plan.rows[step.fused];
       std::vector<vm::RegId> inputs = r.inputs;
-      inputs.push_back(r.scale);
-      inputs.push_back(r.bias);
+      // As a chain lists them: the scale and bias the spec reads.
+      if (r.spec.has_scale) inputs.push_back(r.scale);
+      if (r.spec.has_bias) inputs.push_back(r.bias);
       const double before = w.bytes_moved;
-      add_group_work(program, ops_at(by_pc, r.pcs), inputs, {r.output}, w);
-      if (r.on_device) w.device_bytes += w.bytes_moved - before;
+      const std::vector<const TraceOp*> ops = ops_at(by_pc, r.pcs);
+      add_group_work(program, ops, inputs, {r.output}, w);
+      if (chained[index]) w.device_bytes += chain_device_bytes(ops, inputs, {r.output}, *chained[index]->first, chained[index]->second);
+      else if (r.on_device) w.device_bytes += w.bytes_moved - before;
     } else if (step.kind == StepKind::Kernel) {
       const auto it = by_pc.find(step.pc);
       if (it != by_pc.end()) add_kernel_work(program, *it->second, w);

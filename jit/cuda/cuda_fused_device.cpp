@@ -1,6 +1,7 @@
 // CudaFusedDevice: placement asks the launch checks that depend on the spec
-// alone; runs go through run_fused_on_gpu and run_row_on_gpu, which stages, launches and copies
-// back, and leaves the outputs untouched on any failure.
+// alone; runs go through run_fused_on_gpu, run_row_on_gpu and
+// run_chain_on_gpu, which stage, launch and copy back, and leave the outputs
+// untouched on any failure.
 #include "jit/cuda/cuda_fused_device.h"
 
 #include <vector>
@@ -37,6 +38,19 @@ class CudaFusedDevice final : public FusedDevice {
         !why.empty())
       return declined(why);
     return taken(run_row_on_gpu(spec, args));
+  }
+
+  DeviceRun run_chain(const ChainStep* steps, std::size_t count) const override {
+    for (std::size_t k = 0; k < count; ++k) {
+      const ChainStep& s = steps[k];
+      const std::string why =
+          s.fused ? check_gpu_launch(*s.fused, s.fused_args.dims, s.fused_args.row_begin, s.fused_args.row_end,
+                                     s.fused_args.strides)
+                  : check_gpu_row_launch(*s.row, s.row_args.dims, s.row_args.row_begin, s.row_args.row_end,
+                                         s.row_args.strides);
+      if (!why.empty()) return declined(why);
+    }
+    return taken(run_chain_on_gpu(steps, count));
   }
 
  private:

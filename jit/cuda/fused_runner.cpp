@@ -1,11 +1,13 @@
-// The process-wide runner behind run_fused_on_gpu: one module cache, one
-// arena with its staging buffer, serialised by a mutex on the driver's stream.
+// The process-wide runner behind run_fused_on_gpu, run_row_on_gpu and
+// run_chain_on_gpu: one module cache, one arena with its staging buffer,
+// serialised by a mutex on the driver's stream.
 #include "jit/cuda/fused_runner.h"
 
 #include <array>
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "jit/cuda/driver.h"
@@ -43,6 +45,10 @@ class GpuFusedRunner {
 
   GpuRunResult run_row(const FusedRowSpec& spec, const RowArgs& args) {
     return guarded([&](std::uint32_t* flag) { return run_row_locked(spec, args, flag); });
+  }
+
+  GpuRunResult run_chain(const ChainStep* steps, std::size_t count) {
+    return guarded([&](std::uint32_t* flag) { return run_chain_locked(steps, count, flag); });
   }
 
   // One call under the lock: its result, bytes moved and counters; a failed
@@ -163,6 +169,145 @@ class GpuFusedRunner {
     return {};
   }
 
+  // One step of a chain as it launches: its module, the launch dims, each
+  // source's extent in floats and each output's size.
+  struct ChainLaunch {
+    const CudaModule* module = nullptr;
+    std::array<std::int64_t, 3> dims{};
+    std::vector<std::size_t> extents;
+    std::size_t out_elems = 0;
+  };
+
+  // The launch checks and the module of one chain step, before anything is queued.
+  CudaStatus prepare_chain_step(const ChainStep& step, ChainLaunch* launch) {
+    const FusedElementwiseSpec& pro = step.fused ? *step.fused : step.row->prologue;
+    const std::int64_t* dims = step.fused ? step.fused_args.dims : step.row_args.dims;
+    const std::int64_t* strides = step.fused ? step.fused_args.strides : step.row_args.strides;
+    const std::int64_t begin = step.fused ? step.fused_args.row_begin : step.row_args.row_begin;
+    const std::int64_t end = step.fused ? step.fused_args.row_end : step.row_args.row_end;
+    std::string why = step.fused ? check_gpu_launch(*step.fused, dims, begin, end, strides)
+                                 : check_gpu_row_launch(*step.row, dims, begin, end, strides);
+    if (why.empty() && begin != 0) why = "a chained step runs from row 0";
+    if (!why.empty()) return CudaStatus::failure(why);
+    launch->dims = launch_dims(pro, dims);
+    if (CudaStatus s = step.fused ? kernels_.get(*step.fused, &launch->module) : kernels_.get(*step.row, &launch->module);
+        !s.ok())
+      return s;
+    launch->extents = input_extents(pro, launch->dims, strides);
+    const std::int64_t width = step.fused ? launch->dims[2] : row_output_width(*step.row, launch->dims[2]);
+    if (step.row) {
+      if (step.row->has_scale) launch->extents.push_back(static_cast<std::size_t>(launch->dims[2]));
+      if (step.row->has_bias) launch->extents.push_back(static_cast<std::size_t>(launch->dims[2]));
+    }
+    launch->out_elems = static_cast<std::size_t>(end * width);
+    return {};
+  }
+
+  // A chain: every step checked and its module loaded, then per step its
+  // host inputs uploaded (a buffer two steps read goes over once), its
+  // outputs given blocks and the kernel launched reading chained inputs from
+  // earlier steps' blocks; then the host outputs copied back, the stream
+  // waited for, and only then the host buffers written. One canary word serves all steps.
+  CudaStatus run_chain_locked(const ChainStep* steps, std::size_t count, std::uint32_t* flag) {
+    std::vector<ChainLaunch> launches(count);
+    bool checks = false;
+    std::size_t staging_elems = 1;
+    for (std::size_t k = 0; k < count; ++k) {
+      if (CudaStatus s = prepare_chain_step(steps[k], &launches[k]); !s.ok()) return s;
+      checks = checks || (steps[k].fused ? steps[k].fused->check_non_finite : steps[k].row->prologue.check_non_finite);
+      for (std::size_t i = 0; i < steps[k].num_sources; ++i)
+        if (steps[k].sources[i].on_host()) staging_elems += launches[k].extents[i];
+      for (std::size_t o = 0; o < steps[k].num_outputs(); ++o)
+        if ((steps[k].host_outputs >> o) & 1u) staging_elems += launches[k].out_elems;
+    }
+    Staging staging;
+    if (CudaStatus s = begin_staging(staging_elems, &staging); !s.ok()) return s;
+    CallBlocks blocks(arena_);
+    DevicePtr dev_flag = 0;
+    if (CudaStatus s = take_flag(blocks, checks, &dev_flag); !s.ok()) return s;
+    std::vector<std::vector<DevicePtr>> produced(count);
+    struct Uploaded {
+      DevicePtr block;
+      std::size_t elems;
+    };
+    std::unordered_map<const float*, Uploaded> uploaded;
+    for (std::size_t k = 0; k < count; ++k) {
+      const ChainStep& step = steps[k];
+      const ChainLaunch& launch = launches[k];
+      std::vector<DevicePtr> in;
+      for (std::size_t i = 0; i < step.num_sources; ++i) {
+        const ChainInput& src = step.sources[i];
+        if (!src.on_host()) {
+          in.push_back(produced[static_cast<std::size_t>(src.step)][src.output]);
+          continue;
+        }
+        const float* host = step.host_input(i);
+        const auto it = uploaded.find(host);
+        if (it != uploaded.end() && it->second.elems >= launch.extents[i]) {
+          in.push_back(it->second.block);
+          continue;
+        }
+        DevicePtr p = 0;
+        if (CudaStatus s = upload(blocks, staging, host, launch.extents[i], &p); !s.ok()) return s;
+        uploaded[host] = Uploaded{p, launch.extents[i]};
+        in.push_back(p);
+      }
+      for (std::size_t o = 0; o < step.num_outputs(); ++o) {
+        DevicePtr p = 0;
+        if (CudaStatus s = blocks.take(std::max<std::size_t>(launch.out_elems, 1) * sizeof(float), &p); !s.ok())
+          return s;
+        produced[k].push_back(p);
+      }
+      if (launch.out_elems == 0 || launch.dims[2] == 0) continue;  // nothing to compute
+      if (CudaStatus s = launch_chain_step(step, launch, std::move(in), produced[k], dev_flag); !s.ok()) return s;
+    }
+    struct Result {
+      float* host;
+      const float* staged;
+      std::size_t elems;
+    };
+    std::vector<Result> results;
+    for (std::size_t k = 0; k < count; ++k)
+      for (std::size_t o = 0; o < steps[k].num_outputs(); ++o) {
+        if (!((steps[k].host_outputs >> o) & 1u)) continue;
+        results.push_back({steps[k].host_output(o), staging.cursor, launches[k].out_elems});
+        if (CudaStatus s = download(staging, produced[k][o], launches[k].out_elems); !s.ok()) return s;
+      }
+    if (CudaStatus s = finish(staging, dev_flag, flag); !s.ok()) return s;
+    for (const Result& r : results) std::memcpy(r.host, r.staged, r.elems * sizeof(float));
+    return {};
+  }
+
+  CudaStatus launch_chain_step(const ChainStep& step, const ChainLaunch& launch, std::vector<DevicePtr> in,
+                               const std::vector<DevicePtr>& out, DevicePtr flag) {
+    if (step.fused) {
+      const FusedArgs& a = step.fused_args;
+      DeviceFusedArgs dev;
+      std::copy(a.dims, a.dims + 3, dev.dims);
+      dev.row_begin = a.row_begin;
+      dev.row_end = a.row_end;
+      dev.strides.assign(a.strides, a.strides + 2 * step.fused->num_inputs);
+      dev.inputs = std::move(in);
+      dev.outputs = out;
+      dev.flag = step.fused->check_non_finite ? flag : 0;
+      return launch_fused(driver_, *launch.module, *step.fused, dev);
+    }
+    const RowArgs& a = step.row_args;
+    const auto n = static_cast<std::size_t>(step.row->prologue.num_inputs);
+    DeviceRowArgs dev;
+    std::copy(a.dims, a.dims + 3, dev.dims);
+    dev.row_begin = a.row_begin;
+    dev.row_end = a.row_end;
+    dev.strides.assign(a.strides, a.strides + 2 * n);
+    dev.inputs.assign(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+    std::size_t next = n;
+    if (step.row->has_scale) dev.scale = in[next++];
+    if (step.row->has_bias) dev.bias = in[next++];
+    dev.output = out[0];
+    dev.flag = step.row->prologue.check_non_finite ? flag : 0;
+    return launch_row(driver_, *launch.module, *step.row, dev);
+  }
+
   // The pinned staging buffer of one call, used front to back.
   struct Staging {
     float* cursor = nullptr;
@@ -265,6 +410,12 @@ GpuRunResult run_row_on_gpu(const FusedRowSpec& spec, const RowArgs& args) {
   GpuFusedRunner* r = runner();
   if (r == nullptr) return GpuRunResult{false, "CUDA unavailable: " + CudaDriver::absent_reason(), 0};
   return r->run_row(spec, args);
+}
+
+GpuRunResult run_chain_on_gpu(const ChainStep* steps, std::size_t count) {
+  GpuFusedRunner* r = runner();
+  if (r == nullptr) return GpuRunResult{false, "CUDA unavailable: " + CudaDriver::absent_reason(), 0};
+  return r->run_chain(steps, count);
 }
 
 GpuFusedStats gpu_fused_stats() {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "jit/cuda/device_arena.h"
+#include "jit/fused_device.h"
 #include "jit/fused_kernel.h"
 #include "jit/fused_row.h"
 
@@ -29,6 +30,11 @@ GpuRunResult run_fused_on_gpu(const FusedElementwiseSpec& spec, const FusedArgs&
 
 // The same for a row kernel (ptx_row.h), as evaluate_row_reference does.
 GpuRunResult run_row_on_gpu(const FusedRowSpec& spec, const RowArgs& args);
+
+// A device chain (FusedDevice::run_chain): the steps in order as one call,
+// chained inputs read from earlier steps' device blocks, host outputs
+// written only after every step ran.
+GpuRunResult run_chain_on_gpu(const ChainStep* steps, std::size_t count);
 
 // Counters of the process-wide runner behind run_fused_on_gpu.
 struct GpuFusedStats {

@@ -63,7 +63,7 @@ struct Totals {
   std::size_t graphs = 0, calls = 0, error_calls = 0, failures = 0;
   std::size_t if_graphs = 0, if_both_branches = 0;
   std::size_t compiled = 0, compile_failed = 0, compiled_entries = 0, side_trace_entries = 0, tiled_calls = 0;
-  std::size_t device_calls = 0, device_row_runs = 0, device_fallbacks = 0;
+  std::size_t device_calls = 0, device_row_runs = 0, device_chains = 0, device_fallbacks = 0;
   std::int64_t compared = 0, non_finite = 0, saturated = 0;
   double worst_jit = 0, worst_reference = 0;
 
@@ -84,6 +84,7 @@ struct Totals {
     tiled_calls += r.jit.tiled_fused_calls;
     device_calls += r.jit.device_fused_calls;
     device_row_runs += r.device_row_runs;
+    device_chains += r.jit.device_chain_calls;
     device_fallbacks += r.jit.device_fallbacks;
     compared += r.compared;
     non_finite += r.non_finite;
@@ -139,9 +140,11 @@ TEST_CASE("differential: 1000 random graphs agree across the JIT and the interpr
     CHECK(t.side_trace_entries > 0);  // so the comparisons cover side traces too
     INFO(t.tiled_calls << " fused calls ran short rows as long tiles");
     CHECK(t.tiled_calls > 0);  // and fused calls that tile their short rows
-    INFO(t.device_calls << " fused calls ran on the stand-in device, " << t.device_row_runs << " of them row kernels");
+    INFO(t.device_calls << " fused calls ran on the stand-in device, " << t.device_row_runs << " of them row kernels, "
+                        << t.device_chains << " chains of them as one call");
     CHECK(t.device_calls > 0);        // and groups placed on a device
     CHECK(t.device_row_runs > 0);     // row kernels among them
+    CHECK(t.device_chains > 0);       // and chains, whose values left on the device read as NaN on the host
     CHECK(t.device_fallbacks == 0);   // which never fails
   }
   CHECK(t.non_finite == 0);  // well-conditioned graphs never overflow
