@@ -656,6 +656,13 @@ bool CompiledTrace::run_chain(const DeviceChain& chain, const vm::FrameView& fra
       return layout_exit(step, run);
     }
     any_empty = any_empty || calls[k].empty;
+    // An output nothing reads may share its register with a later step's
+    // output: the handle keeps its buffer alive until the chain has run.
+    if (step.kind == StepKind::Fused) {
+      for (vm::RegId r : plan_.fused[step.fused].outputs) kept.push_back(frame.registers[r.index]);
+    } else {
+      kept.push_back(frame.registers[plan_.rows[step.fused].output.index]);
+    }
   }
   if (!any_empty && !device_off_.load(std::memory_order_relaxed)) {
     std::vector<ChainStep>& links = scratch.chain_steps;

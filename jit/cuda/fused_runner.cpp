@@ -258,7 +258,7 @@ class GpuFusedRunner {
           return s;
         produced[k].push_back(p);
       }
-      if (launch.out_elems == 0 || launch.dims[2] == 0) continue;  // nothing to compute
+      if (launch.out_elems == 0) continue;  // nothing to compute (a Sum or Mean of empty rows still writes)
       if (CudaStatus s = launch_chain_step(step, launch, std::move(in), produced[k], dev_flag); !s.ok()) return s;
     }
     struct Result {
