@@ -440,10 +440,9 @@ bool CompiledTrace::layout_exit(const Step& step, TraceRun& run) const {
 
 // Collapses the inputs' run-time shapes and checks the layout still matches
 // the compiled kernel (false, with nothing changed, when it does not); then
-// sizes the outputs. An output that is also an input is sized in scratch and
-// swapped into its register once every output is sized: the call still
-// reads the input's buffer, which scratch keeps alive. A failed allocation
-// throws before any swap.
+// sizes the outputs. An output that is also an input is sized in scratch
+// (commit_aliases swaps it in). A failed allocation throws with no register
+// but this step's own outputs changed.
 bool CompiledTrace::prepare_fused(const Step& step, const vm::FrameView& frame, TraceScratch& scratch,
                                   PreparedCall& call) const {
   const FusedStep& fs = plan_.fused[step.fused];
@@ -468,10 +467,25 @@ bool CompiledTrace::prepare_fused(const Step& step, const vm::FrameView& frame, 
     t.reset(DType::F32, out_shape);
     call.outputs[o] = static_cast<float*>(t.raw());
   }
-  for (std::size_t o = 0; o < fs.outputs.size(); ++o)
-    if (fs.output_aliases_input[o]) std::swap(alias[o], frame.registers[fs.outputs[o].index]);
   call.empty = call.rows() * layout.dims[2] == 0;
   return true;
+}
+
+// Puts the outputs a prepared step sized in scratch (those that are also its
+// inputs) into their registers; scratch keeps the input buffers, which the
+// call still reads. After the call, so an exception while it runs leaves
+// the inputs in place for the interpreter; a chain commits at once, for its
+// later steps to read the new values.
+void CompiledTrace::commit_aliases(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const {
+  if (step.kind == StepKind::Row) {
+    const RowStep& rs = plan_.rows[step.fused];
+    if (rs.output_aliases_input) std::swap(scratch.row_outputs[step.fused], frame.registers[rs.output.index]);
+    return;
+  }
+  const FusedStep& fs = plan_.fused[step.fused];
+  std::vector<Tensor>& alias = scratch.alias_outputs[step.fused];
+  for (std::size_t o = 0; o < fs.outputs.size(); ++o)
+    if (fs.output_aliases_input[o]) std::swap(alias[o], frame.registers[fs.outputs[o].index]);
 }
 
 bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx,
@@ -479,6 +493,7 @@ bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, cons
   PreparedCall call;
   if (!prepare_fused(step, frame, scratch, call)) return layout_exit(step, run);
   execute_fused(step, call, ctx, scratch, run);
+  commit_aliases(step, frame, scratch);
   return true;
 }
 
@@ -557,7 +572,7 @@ std::string CompiledTrace::device_error() const {
 // A row kernel: the prologue's inputs collapse with the last axis kept as
 // d2; reductions write one value per row, Softmax/LayerNorm a full row.
 // Prepared as a fused group is: false with nothing changed on a layout
-// mismatch, and an output that is also an input swapped in once sized.
+// mismatch, and an output that is also an input sized in scratch.
 bool CompiledTrace::prepare_row(const Step& step, const vm::FrameView& frame, TraceScratch& scratch,
                                 PreparedCall& call) const {
   const RowStep& rs = plan_.rows[step.fused];
@@ -597,7 +612,6 @@ bool CompiledTrace::prepare_row(const Step& step, const vm::FrameView& frame, Tr
   Tensor& out = rs.output_aliases_input ? scratch.row_outputs[step.fused] : frame.registers[rs.output.index];
   out.reset(DType::F32, std::span<const std::int64_t>(out_dims, out_rank));
   call.outputs[0] = static_cast<float*>(out.raw());
-  if (rs.output_aliases_input) std::swap(out, frame.registers[rs.output.index]);
   call.empty = call.rows() == 0 || (d2 == 0 && !reduces);
   return true;
 }
@@ -607,6 +621,7 @@ bool CompiledTrace::run_row(const Step& step, const vm::FrameView& frame, TraceS
   PreparedCall call;
   if (!prepare_row(step, frame, scratch, call)) return layout_exit(step, run);
   execute_row(step, call, run);
+  commit_aliases(step, frame, scratch);
   return true;
 }
 
@@ -635,8 +650,15 @@ bool CompiledTrace::run_chain(const DeviceChain& chain, const vm::FrameView& fra
     ~Release() { kept.clear(); }
   } release{kept};
   const Step* const steps = plan_.steps.data() + chain.first;
+  // Running prepared steps can only fail for memory (the tiling scratch):
+  // steps after the failing one are committed but unwritten, so the call
+  // cannot resume in the interpreter and fails with a typed error.
   const auto run_prepared = [&](std::uint32_t count) {
-    for (std::uint32_t k = 0; k < count; ++k) execute_prepared(steps[k], calls[k], ctx, scratch, run);
+    try {
+      for (std::uint32_t k = 0; k < count; ++k) execute_prepared(steps[k], calls[k], ctx, scratch, run);
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorKind::Resource, "out of memory running the steps of a device chain");
+    }
   };
   bool any_empty = false;
   for (std::uint32_t k = 0; k < chain.count; ++k) {
@@ -655,6 +677,7 @@ bool CompiledTrace::run_chain(const DeviceChain& chain, const vm::FrameView& fra
       run_prepared(k);
       return layout_exit(step, run);
     }
+    commit_aliases(step, frame, scratch);
     any_empty = any_empty || calls[k].empty;
     // An output nothing reads may share its register with a later step's
     // output: the handle keeps its buffer alive until the chain has run.

@@ -146,6 +146,7 @@ class CompiledTrace {
   void execute_fused(const Step& step, const PreparedCall& call, const RunContext& ctx, TraceScratch& scratch,
                      TraceRun& run) const;
   void take_canaries(std::uint32_t canaries, std::uint32_t group, TraceRun& run) const;
+  void commit_aliases(const Step& step, const vm::FrameView& frame, TraceScratch& scratch) const;
   bool layout_exit(const Step& step, TraceRun& run) const;
   bool kernel_error_exit(const Step& step, TraceRun& run) const;
   // Runs a placed group on the device; false when the device is off for
