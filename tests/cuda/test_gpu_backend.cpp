@@ -38,7 +38,7 @@ struct FaultScope {
 
 }  // namespace
 
-TEST_CASE("GPU results match the reference evaluator on the differential catalog", "[unit][cuda]") {
+TEST_CASE("GPU results match the reference evaluator on the differential catalog", "[unit][cuda][gpu]") {
   if (!gpu_or_skip()) return;
   for (const ct::DiffCase& c : ct::differential_cases()) {
     ct::CaseData want, got;
@@ -55,7 +55,7 @@ TEST_CASE("GPU results match the reference evaluator on the differential catalog
   }
 }
 
-TEST_CASE("a symbolic spec compiles once and serves every shape", "[unit][cuda]") {
+TEST_CASE("a symbolic spec compiles once and serves every shape", "[unit][cuda][gpu]") {
   if (!gpu_or_skip()) return;
   const auto cases = ct::differential_cases();
   ct::DiffCase c = find_case(cases, "a*b+c (dense,row,shared-d0)");
@@ -75,7 +75,7 @@ TEST_CASE("a symbolic spec compiles once and serves every shape", "[unit][cuda]"
   CHECK(cuda::gpu_fused_stats().modules_compiled == before + 1);
 }
 
-TEST_CASE("the GPU computes a partial row range and leaves other rows alone", "[unit][cuda]") {
+TEST_CASE("the GPU computes a partial row range and leaves other rows alone", "[unit][cuda][gpu]") {
   if (!gpu_or_skip()) return;
   const auto cases = ct::differential_cases();
   const ct::DiffCase& c = find_case(cases, "add dense+row");
@@ -91,7 +91,7 @@ TEST_CASE("the GPU computes a partial row range and leaves other rows alone", "[
   CHECK(data.outputs[0][6 * d2 + 3] == data.inputs[0][6 * d2 + 3] + data.inputs[1][6]);
 }
 
-TEST_CASE("injected load, launch and oom faults fail cleanly and leave the outputs untouched", "[unit][cuda]") {
+TEST_CASE("injected load, launch and oom faults fail cleanly and leave the outputs untouched", "[unit][cuda][gpu]") {
   if (!gpu_or_skip()) return;
   const auto cases = ct::differential_cases();
   ct::DiffCase c = find_case(cases, "chain10 arith");

@@ -216,12 +216,13 @@ DifferentialRunner::DifferentialRunner()
 // The JIT runtime for the options' threshold, canaries and fault injection (created once).
 const Runtime& DifferentialRunner::jit_runtime(const HarnessOptions& options) {
   std::string key = std::to_string(options.hot_threshold) + (options.value_canaries ? "+canaries:" : ":") +
-                    options.isa + ":" + options.fault_injection + (options.device ? ":device" : "");
+                    options.isa + ":" + options.fault_injection + (options.device ? ":device" : "") +
+                    (options.cuda_device ? ":cuda" : "");
   auto& slot = jit_[key];
   if (!slot) {
     Options o = jit_options(options.hot_threshold, options.value_canaries, options.fault_injection);
     o.jit.isa = options.isa;
-    if (options.device) o.jit.device = "gpu";
+    if (options.device || options.cuda_device) o.jit.device = "gpu";
     slot = std::make_unique<Runtime>(o);
   }
   return *slot;
@@ -257,6 +258,9 @@ DifferentialReport DifferentialRunner::run(const RandomGraph& graph, const std::
   std::vector<Event> events = jit_model->events();
   report.events = count_events(events);
   report.jit = jit.stats().jit;
+  const JitReport jit_report = jit_model->jit_report();
+  report.device = jit_report.device;
+  report.device_absent = jit_report.device_absent;
   if (!failure.empty()) report.failure = failure + "\nJIT events:\n" + describe_events(events) + "graph:\n" + graph.text;
   return report;
 }

@@ -41,6 +41,10 @@ struct HarnessOptions {
   // stand-in (tests/runtime/host_fused_device.h), computing through the
   // reference evaluator on the arguments a GPU would get.
   bool device = false;
+  // Fused groups run on the CUDA backend itself (JitOptions::device "gpu",
+  // no stand-in): a real GPU, or the PTX emulator where its libcuda.so.1
+  // leads the library path (tests/cuda/emulator).
+  bool cuda_device = false;
 };
 
 // What one graph's run found.
@@ -59,6 +63,8 @@ struct DifferentialReport {
   std::array<std::size_t, kEventKinds> events{};  // the JIT model's events by kind
   JitStats jit;                    // the JIT session's counters after the stream
   std::size_t device_row_runs = 0; // of jit.device_fused_calls: row kernels (HarnessOptions::device)
+  std::string device;              // JitReport::device of the JIT model ("" when it runs on the CPU alone)
+  std::string device_absent;       // JitReport::device_absent: why no device, when one was asked for
   bool ok() const { return failure.empty(); }
   std::size_t count(EventKind kind) const { return events[static_cast<std::size_t>(kind)]; }
 };

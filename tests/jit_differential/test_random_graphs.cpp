@@ -66,10 +66,13 @@ struct Totals {
   std::size_t device_calls = 0, device_row_runs = 0, device_chains = 0, device_fallbacks = 0;
   std::int64_t compared = 0, non_finite = 0, saturated = 0;
   double worst_jit = 0, worst_reference = 0;
+  std::string device, device_absent;  // of the last graph
 
   // Adds one graph's report.
   void add(const DifferentialReport& r) {
     ++graphs;
+    device = r.device;
+    device_absent = r.device_absent;
     calls += r.calls;
     error_calls += r.error_calls;
     failures += r.ok() ? 0 : 1;
@@ -94,8 +97,11 @@ struct Totals {
   }
 };
 
-// Runs the seeds through the harness, failing (with the replay description) on every bad graph.
-Totals run_suite(const std::vector<std::uint64_t>& seeds, const ValueOptions& values, bool compare_reference) {
+// Runs the seeds through the harness, failing (with the replay description)
+// on every bad graph; with cuda_device, every graph's fused groups are
+// offered to the CUDA backend instead of a fifth of them to the stand-in.
+Totals run_suite(const std::vector<std::uint64_t>& seeds, const ValueOptions& values, bool compare_reference,
+                 bool cuda_device = false) {
   DifferentialRunner runner;
   Totals totals;
   for (std::uint64_t seed : seeds) {
@@ -104,6 +110,10 @@ Totals run_suite(const std::vector<std::uint64_t>& seeds, const ValueOptions& va
     HarnessOptions options = options_for(seed);
     options.values = values;
     options.compare_reference = compare_reference;
+    if (cuda_device) {
+      options.device = false;
+      options.cuda_device = true;
+    }
     DifferentialReport report = runner.run(graph, stream, options);
     totals.add(report);
     if (!report.ok()) {
@@ -148,6 +158,30 @@ TEST_CASE("differential: 1000 random graphs agree across the JIT and the interpr
     CHECK(t.device_fallbacks == 0);   // which never fails
   }
   CHECK(t.non_finite == 0);  // well-conditioned graphs never overflow
+  check_jit_was_active(t);
+}
+
+TEST_CASE("differential: random graphs agree with their fused groups on the CUDA backend",
+          "[differential][jit][gpu]") {
+  // Each graph's fused groups and row kernels go through the real backend:
+  // placement, the module cache, the arena, staging, parameter blocks,
+  // grids and device chains. Without a GPU this runs on the PTX emulator
+  // (ctest's "jit_differential-emulated/") or skips.
+  std::vector<std::uint64_t> seeds = suite_seeds(500000, 300);
+  Totals t = run_suite(seeds, ValueOptions{}, true, true);
+  if (t.device.empty()) {
+    WARN("skipped: no usable GPU (" << t.device_absent << ")");
+    CHECK_FALSE(t.device_absent.empty());
+    return;
+  }
+  INFO(t.graphs << " graphs on " << t.device << ", " << t.calls << " calls; " << t.device_calls
+                << " fused calls on the device, " << t.device_chains << " chains; worst JIT/tolerance " << t.worst_jit
+                << ", worst reference/tolerance " << t.worst_reference);
+  CHECK(t.failures == 0);
+  CHECK(t.error_calls == 0);
+  CHECK(t.device_calls > 0);
+  CHECK(t.device_chains > 0);
+  CHECK(t.device_fallbacks == 0);  // no launch failed, faulted or was refused by the driver
   check_jit_was_active(t);
 }
 
