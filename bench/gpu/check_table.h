@@ -3,6 +3,7 @@
 // in order and prints one table.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,14 @@ void check_fault_fallback(std::vector<Row>& rows);
 void check_dynamic_shapes(std::vector<Row>& rows);
 // The fused 10-op chains over 2^24..2^26 floats against cuMemcpyDtoD bandwidth.
 void check_bandwidth(const jit::cuda::CudaDriver& driver, std::vector<Row>& rows);
+// The matmul catalog on the GPU and, with `throughput`, the tiled kernel's
+// GFLOP/s on 1024^3 and 4096^3 against the f32 peak.
+void check_matmul(const jit::cuda::CudaDriver& driver, std::vector<Row>& rows, bool throughput);
 // Launch + synchronize of a one-element kernel, and a small run_fused_on_gpu round trip.
 void check_launch_overhead(const jit::cuda::CudaDriver& driver, std::vector<Row>& rows);
 // Compiled traces with JitOptions::device "gpu" through the API (engine_checks.cpp): a
-// dynamic-shape stream against the interpreter, and a launch fault mid-stream.
-void check_engine_stream(std::vector<Row>& rows);
+// dynamic-shape stream (batches 1..max_batch) against the interpreter, and a launch fault mid-stream.
+void check_engine_stream(std::vector<Row>& rows, std::int64_t max_batch);
 void check_engine_fallback(std::vector<Row>& rows);
 
 }  // namespace canary::gpu_check

@@ -72,7 +72,7 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-void check_engine_stream(std::vector<Row>& rows) {
+void check_engine_stream(std::vector<Row>& rows, std::int64_t max_batch) {
   Runtime gpu_rt(engine_options("gpu")), cpu_rt(engine_options("cpu"));
   Options interp;
   interp.jit.enabled = false;
@@ -81,7 +81,7 @@ void check_engine_stream(std::vector<Row>& rows) {
   Session gpu = gpu_model.session(), cpu = cpu_rt.load_text(kModel).session(),
           ref = ref_rt.load_text(kModel).session();
   std::mt19937 rng(7);
-  std::uniform_int_distribution<std::int64_t> batch(1, 4096);
+  std::uniform_int_distribution<std::int64_t> batch(1, max_batch);
   double worst = 0.0;
   std::vector<double> gpu_us, cpu_us;
   for (int call = 0; call < 200; ++call) {
@@ -99,9 +99,9 @@ void check_engine_stream(std::vector<Row>& rows) {
   const std::string device = gpu_model.jit_report().device;
   char text[400];
   std::snprintf(text, sizeof text,
-                "200 calls, batch 1..4096 on %s: %llu compiled entries, %llu groups run on the GPU (%.1f MB moved), "
+                "200 calls, batch 1..%lld on %s: %llu compiled entries, %llu groups run on the GPU (%.1f MB moved), "
                 "%llu fallbacks, %llu compiles; max rel diff vs interpreter %.2e; p50 %.0f us (CPU JIT %.0f us)",
-                device.empty() ? "no device" : device.c_str(), static_cast<unsigned long long>(j.compiled_entries),
+                static_cast<long long>(max_batch), device.empty() ? "no device" : device.c_str(), static_cast<unsigned long long>(j.compiled_entries),
                 static_cast<unsigned long long>(j.device_fused_calls), static_cast<double>(j.device_bytes) / 1e6,
                 static_cast<unsigned long long>(j.device_fallbacks), static_cast<unsigned long long>(j.compiles),
                 worst, median(gpu_us), median(cpu_us));

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "bench/gpu/check_table.h"
+#include "bench/gpu/gpu_timing.h"
 #include "jit/cuda/fused_launch.h"
 #include "jit/cuda/fused_runner.h"
 #include "tests/cuda/diff_cases.h"
@@ -17,29 +18,12 @@ namespace {
 
 namespace ct = jit::cuda_test;
 namespace cuda = jit::cuda;
-using Clock = std::chrono::steady_clock;
-
-constexpr int kTimedRepeats = 20;
 
 const ct::DiffCase& find_case(const std::vector<ct::DiffCase>& cases, const std::string& name) {
   for (const auto& c : cases)
     if (c.name == name) return c;
   std::fprintf(stderr, "gpu_check: no differential case %s\n", name.c_str());
   std::exit(3);
-}
-
-// Seconds per call of `enqueue` (asynchronous), best of three batches.
-template <class F>
-double seconds_per_call(const cuda::CudaDriver& driver, F enqueue, bool* ok) {
-  *ok = *ok && enqueue() && driver.synchronize().ok();  // warm-up
-  double best = 1e30;
-  for (int batch = 0; batch < 3; ++batch) {
-    const auto start = Clock::now();
-    for (int i = 0; i < kTimedRepeats; ++i) *ok = *ok && enqueue();
-    *ok = *ok && driver.synchronize().ok();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count() / kTimedRepeats);
-  }
-  return best;
 }
 
 // Device buffers for one size, freed on scope exit.

@@ -74,6 +74,11 @@ double CudaDeviceInfo::peak_bandwidth_gbs() const {
   return 2.0 * memory_clock_khz * 1e3 * (memory_bus_bits / 8.0) / 1e9;
 }
 
+double CudaDeviceInfo::peak_fp32_gflops() const {
+  const int lanes = compute_major == 8 && compute_minor == 0 ? 64 : 128;
+  return 2.0 * lanes * sm_count * (clock_khz * 1e3) / 1e9;
+}
+
 CudaDriver::CudaDriver() : api_(std::make_unique<CudaApi>()) {}
 
 CudaDriver::~CudaDriver() {
@@ -184,6 +189,10 @@ std::string CudaDriver::read_device_info() {
     if (CudaStatus s = check(api_->device_get_attribute(a.field, a.attribute, device_), "cuDeviceGetAttribute");
         !s.ok())
       return s.error();
+  // Only the GPU check's peak figure reads the clock, so a driver that
+  // no longer reports it does not stop bring-up.
+  if (api_->device_get_attribute(&info_.clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device_) != CUDA_SUCCESS)
+    info_.clock_khz = 0;
   std::size_t total = 0;
   if (CudaStatus s = check(api_->device_total_mem(&total, device_), "cuDeviceTotalMem"); !s.ok()) return s.error();
   info_.total_memory = total;

@@ -43,8 +43,13 @@ struct CudaDeviceInfo {
   int driver_version = 0;          // e.g. 12040 for 12.4
   int memory_clock_khz = 0;
   int memory_bus_bits = 0;
+  int clock_khz = 0;               // SM clock; 0 where the driver does not report it
   // Theoretical DRAM bandwidth from the memory clock and bus width (GB/s).
   double peak_bandwidth_gbs() const;
+  // Theoretical f32 FMA throughput (GFLOP/s, an FMA counted as two): SMs x
+  // f32 lanes per SM (64 on compute capability 8.0, 128 on the others from
+  // 8.6 up) x 2 x clock; 0 when the clock is unknown.
+  double peak_fp32_gflops() const;
 };
 
 struct CudaApi;

@@ -123,6 +123,11 @@ CudaStatus FusedKernelCache::get(const FusedRowSpec& spec, const CudaModule** ou
       spec.key(), why, [&] { return emit_row_ptx(spec, driver_.ptx_target()); }, kRowEntryName, out);
 }
 
+CudaStatus FusedKernelCache::get(const MatmulSpec& spec, const CudaModule** out) {
+  return get_module(
+      spec.key(), "", [&] { return emit_matmul_ptx(spec, driver_.ptx_target()); }, kMatmulEntryName, out);
+}
+
 CudaStatus FusedKernelCache::get_module(const std::string& spec_key, const std::string& check,
                                         const std::function<std::string()>& emit, const char* entry,
                                         const CudaModule** out) {

@@ -1,7 +1,7 @@
 // Launching fused elementwise kernels on device memory: the argument
 // checks, the parameter block in the order ptx_elementwise.h documents, the
-// grid size, and the cache of loaded modules (one per spec key, elementwise
-// and row kernels alike, so a symbolic spec compiles once and serves every
+// grid size, and the cache of loaded modules (one per spec key, elementwise,
+// row and matmul kernels alike, so a symbolic spec compiles once and serves every
 // shape).
 #pragma once
 
@@ -15,6 +15,7 @@
 
 #include "jit/cuda/driver.h"
 #include "jit/cuda/module.h"
+#include "jit/cuda/ptx_matmul.h"
 #include "jit/fused_kernel.h"
 #include "jit/fused_row.h"
 
@@ -62,6 +63,8 @@ class FusedKernelCache {
   CudaStatus get(const FusedElementwiseSpec& spec, const CudaModule** out);
   // The same for a row kernel (ptx_row.h).
   CudaStatus get(const FusedRowSpec& spec, const CudaModule** out);
+  // The same for the matrix-product kernel (ptx_matmul.h).
+  CudaStatus get(const MatmulSpec& spec, const CudaModule** out);
   int compiles() const { return compiles_; }
   int hits() const { return hits_; }
   double compile_ms() const { return compile_ms_; }

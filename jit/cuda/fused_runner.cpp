@@ -1,9 +1,10 @@
-// The process-wide runner behind run_fused_on_gpu, run_row_on_gpu and
-// run_chain_on_gpu: one module cache, one arena with its staging buffer,
+// The process-wide runner behind run_fused_on_gpu, run_row_on_gpu,
+// run_matmul_on_gpu and run_chain_on_gpu: one module cache, one arena with its staging buffer,
 // serialised by a mutex on the driver's stream.
 #include "jit/cuda/fused_runner.h"
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -45,6 +46,10 @@ class GpuFusedRunner {
 
   GpuRunResult run_row(const FusedRowSpec& spec, const RowArgs& args) {
     return guarded([&](std::uint32_t* flag) { return run_row_locked(spec, args, flag); });
+  }
+
+  GpuRunResult run_matmul(const MatmulSpec& spec, const MatmulArgs& args) {
+    return guarded([&](std::uint32_t*) { return run_matmul_locked(spec, args); });
   }
 
   GpuRunResult run_chain(const ChainStep* steps, std::size_t count) {
@@ -166,6 +171,42 @@ class GpuFusedRunner {
     if (CudaStatus s = download(staging, out, out_elems); !s.ok()) return s;
     if (CudaStatus s = finish(staging, dev.flag, flag); !s.ok()) return s;
     std::memcpy(args.output + out_offset, result, out_elems * sizeof(float));
+    return {};
+  }
+
+  // A matrix product: A, B and the bias in, C out.
+  CudaStatus run_matmul_locked(const MatmulSpec& spec, const MatmulArgs& args) {
+    const MatmulDims& d = args.dims;
+    if (std::string why = check_gpu_matmul_launch(d); !why.empty()) return CudaStatus::failure(why);
+    std::int64_t out = 0;
+    if (__builtin_mul_overflow(d.batch, d.m, &out) || __builtin_mul_overflow(out, d.n, &out) ||
+        out > static_cast<std::int64_t>(SIZE_MAX / sizeof(float) / 4))
+      return CudaStatus::failure("the matmul result is too large for the device");
+    const auto out_elems = static_cast<std::size_t>(out);
+    if (out_elems == 0) return {};
+    if (!args.a || !args.b || !args.c || (spec.has_bias && !args.bias))
+      return CudaStatus::failure("a matmul operand pointer is null");
+    const CudaModule* module = nullptr;
+    if (CudaStatus s = kernels_.get(spec, &module); !s.ok()) return s;
+
+    const auto a_elems = static_cast<std::size_t>(matmul_a_extent(d)), b_elems = static_cast<std::size_t>(matmul_b_extent(d));
+    const std::size_t bias_elems = spec.has_bias ? static_cast<std::size_t>(d.n) : 0;
+    Staging staging;
+    if (CudaStatus s = begin_staging(a_elems + b_elems + bias_elems + out_elems + 1, &staging); !s.ok()) return s;
+    CallBlocks blocks(arena_);
+    DeviceMatmulArgs dev;
+    dev.dims = d;
+    if (CudaStatus s = upload(blocks, staging, args.a, a_elems, &dev.a); !s.ok()) return s;
+    if (CudaStatus s = upload(blocks, staging, args.b, b_elems, &dev.b); !s.ok()) return s;
+    if (spec.has_bias)
+      if (CudaStatus s = upload(blocks, staging, args.bias, bias_elems, &dev.bias); !s.ok()) return s;
+    if (CudaStatus s = blocks.take(out_elems * sizeof(float), &dev.c); !s.ok()) return s;
+    if (CudaStatus s = launch_matmul(driver_, *module, spec, dev); !s.ok()) return s;
+    float* const result = staging.cursor;
+    if (CudaStatus s = download(staging, dev.c, out_elems); !s.ok()) return s;
+    std::uint32_t unused_flag = 0;
+    if (CudaStatus s = finish(staging, 0, &unused_flag); !s.ok()) return s;
+    std::memcpy(args.c, result, out_elems * sizeof(float));
     return {};
   }
 
@@ -410,6 +451,12 @@ GpuRunResult run_row_on_gpu(const FusedRowSpec& spec, const RowArgs& args) {
   GpuFusedRunner* r = runner();
   if (r == nullptr) return GpuRunResult{false, "CUDA unavailable: " + CudaDriver::absent_reason(), 0};
   return r->run_row(spec, args);
+}
+
+GpuRunResult run_matmul_on_gpu(const MatmulSpec& spec, const MatmulArgs& args) {
+  GpuFusedRunner* r = runner();
+  if (r == nullptr) return GpuRunResult{false, "CUDA unavailable: " + CudaDriver::absent_reason(), 0};
+  return r->run_matmul(spec, args);
 }
 
 GpuRunResult run_chain_on_gpu(const ChainStep* steps, std::size_t count) {

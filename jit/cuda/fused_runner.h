@@ -1,5 +1,6 @@
-// run_fused_on_gpu / run_row_on_gpu: the CUDA backend's entry points for one
-// fused elementwise or row-kernel call on host data. Inputs are staged through pinned memory
+// run_fused_on_gpu / run_row_on_gpu / run_matmul_on_gpu: the CUDA backend's
+// entry points for one fused elementwise, row-kernel or matrix-product call
+// on host data. Inputs are staged through pinned memory
 // into arena blocks, the kernel is launched, outputs come back; every
 // failure (no driver, a module that does not load, a failed launch,
 // out-of-memory, an asynchronous device error) returns its reason and
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "jit/cuda/device_arena.h"
+#include "jit/cuda/matmul_launch.h"
 #include "jit/fused_device.h"
 #include "jit/fused_kernel.h"
 #include "jit/fused_row.h"
@@ -35,6 +37,17 @@ GpuRunResult run_row_on_gpu(const FusedRowSpec& spec, const RowArgs& args);
 // chained inputs read from earlier steps' device blocks, host outputs
 // written only after every step ran.
 GpuRunResult run_chain_on_gpu(const ChainStep* steps, std::size_t count);
+
+// A batched matrix product (ptx_matmul.h) on host data: A, B, the bias row
+// (MatmulSpec::has_bias) and C [batch, m, n], dense.
+struct MatmulArgs {
+  const float* a = nullptr;
+  const float* b = nullptr;
+  const float* bias = nullptr;
+  float* c = nullptr;
+  MatmulDims dims;
+};
+GpuRunResult run_matmul_on_gpu(const MatmulSpec& spec, const MatmulArgs& args);
 
 // Counters of the process-wide runner behind run_fused_on_gpu.
 struct GpuFusedStats {

@@ -12,8 +12,10 @@
 #include <string>
 
 #include "jit/cuda/ptx_elementwise.h"
+#include "jit/cuda/ptx_matmul.h"
 #include "jit/cuda/ptx_row.h"
 #include "tests/cuda/diff_cases.h"
+#include "tests/cuda/matmul_cases.h"
 #include "tests/cuda/row_cases.h"
 
 namespace cuda = canary::jit::cuda;
@@ -99,6 +101,23 @@ TEST_CASE("ptxas accepts the PTX of every row-kernel case for sm_90 and sm_80", 
   for (const auto& c : cases) {
     for (const char* arch : {"sm_90", "sm_80"}) {
       const PtxasResult r = assemble(ptxas, cuda::emit_row_ptx(c.spec, arch), arch);
+      INFO(c.name << " for " << arch << " (" << c.spec.key() << ")\n" << r.log);
+      CHECK(r.status == 0);
+    }
+  }
+}
+
+TEST_CASE("ptxas accepts the matmul kernel of every catalog spec for sm_90 and sm_80", "[unit][cuda]") {
+  const std::string ptxas = ptxas_path();
+  const auto cases = ct::matmul_cases();
+  if (ptxas.empty()) {
+    WARN("skipped: ptxas not found (CANARY_PTXAS = '" << CANARY_PTXAS << "'); PTX only generated");
+    for (const auto& c : cases) CHECK(cuda::emit_matmul_ptx(c.spec).find(".entry canary_matmul") != std::string::npos);
+    return;
+  }
+  for (const auto& c : cases) {
+    for (const char* arch : {"sm_90", "sm_80"}) {
+      const PtxasResult r = assemble(ptxas, cuda::emit_matmul_ptx(c.spec, arch), arch);
       INFO(c.name << " for " << arch << " (" << c.spec.key() << ")\n" << r.log);
       CHECK(r.status == 0);
     }

@@ -39,6 +39,7 @@ constexpr std::size_t kTotalMemory = std::size_t{4} << 30;
 constexpr int kSmCount = 2;
 constexpr int kMemoryClockKhz = 1'000'000;
 constexpr int kBusBits = 256;
+constexpr int kClockKhz = 1'000'000;
 constexpr int kDriverVersion = 12040;
 constexpr std::size_t kAllocationAlignment = 256;
 
@@ -138,6 +139,7 @@ CUresult CUDAAPI device_get_attribute(int* value, CUdevice_attribute attribute, 
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = kSmCount; return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *value = kMemoryClockKhz; return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *value = kBusBits; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *value = kClockKhz; return CUDA_SUCCESS;
     default: return CUDA_ERROR_INVALID_VALUE;  // the backend asks for nothing else
   }
 }
