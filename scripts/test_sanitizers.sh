@@ -2,7 +2,9 @@
 # Builds and runs the tests under sanitizers (CMakePresets.json):
 #   asan: AddressSanitizer + UndefinedBehaviorSanitizer, every unit and
 #         differential test except the CLI's and the samples' end-to-end runs,
-#         and the replay of the fuzz corpus and recorded findings;
+#         the replay of the fuzz corpus and recorded findings, and (where the
+#         CUDA toolkit's headers are) the CUDA backend's tests, its GPU tests
+#         on the PTX emulator included;
 #   tsan: ThreadSanitizer, the concurrency tests (sessions on many threads,
 #         background compiles, the cost model's trials).
 # Usage: scripts/test_sanitizers.sh [asan|tsan|all] (default all).
@@ -26,12 +28,20 @@ build() {
 
 if [ "$which" = asan ] || [ "$which" = all ]; then
   dir="$root/build-sanitize-asan"
-  build asan "$dir" canary_graph_tests canary_kernel_tests canary_vm_tests canary_jit_tests \
-    canary_jit_differential_tests canary_api_tests canary_fuzz_tests
+  targets=(canary_graph_tests canary_kernel_tests canary_vm_tests canary_jit_tests
+           canary_jit_differential_tests canary_api_tests canary_fuzz_tests)
+  suites='graph|kernels|vm|jit|jit_differential|runtime|fuzz'
+  if [ ! -f "$dir/build.ninja" ]; then cmake --preset asan >/dev/null; fi
+  # The CUDA backend is built where the toolkit's headers are found.
+  if cmake --build "$dir" --target help | grep -q '^canary_cuda_tests:'; then
+    targets+=(canary_cuda_tests canary_cuda_emulator)
+    suites="$suites|cuda|cuda-emulated|jit_differential-emulated"
+  fi
+  build asan "$dir" "${targets[@]}"
   # Leak checking needs ptrace, which containers often forbid; errors still halt.
   export ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:halt_on_error=1:strict_string_checks=1"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-  ctest --test-dir "$dir" --output-on-failure -j "$jobs" -R '^(graph|kernels|vm|jit|jit_differential|runtime|fuzz)/'
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" -R "^($suites)/"
 fi
 
 if [ "$which" = tsan ] || [ "$which" = all ]; then

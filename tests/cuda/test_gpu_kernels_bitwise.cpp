@@ -1,5 +1,5 @@
-// The CUDA backend's row kernels on a GPU, and every exact-math kernel bit
-// for bit (NaN payloads aside) against the host models of
+// The CUDA backend's row kernels on a GPU, a module the driver rejects, and
+// every exact-math kernel bit for bit (NaN payloads aside) against the host models of
 // tests/cuda/kernel_model.h and row_model.h, whose agreement with the fp64
 // reference the model tests establish without a GPU. On a machine without a
 // GPU the [gpu] tests skip here and run again under the PTX emulator
@@ -14,6 +14,8 @@
 
 #include "jit/cuda/driver.h"
 #include "jit/cuda/fused_runner.h"
+#include "jit/cuda/module.h"
+#include "jit/cuda/ptx_elementwise.h"
 #include "tests/cuda/diff_cases.h"
 #include "tests/cuda/kernel_model.h"
 #include "tests/cuda/row_cases.h"
@@ -140,4 +142,20 @@ TEST_CASE("under the PTX emulator every launch ran and none faulted", "[unit][cu
   CHECK(after.instructions > before.instructions);
   INFO(after.last_fault);
   CHECK(after.faults == 0);
+}
+
+TEST_CASE("a module the driver rejects fails to load with the driver's name and JIT log", "[unit][cuda][gpu]") {
+  if (!gpu_or_skip()) return;
+  const auto cases = ct::differential_cases();
+  std::string ptx = cuda::emit_fused_ptx(cases.front().spec, cuda::CudaDriver::get()->ptx_target());
+  const std::size_t at = ptx.find("ld.param.u64");
+  REQUIRE(at != std::string::npos);
+  ptx.replace(at, 12, "ld.param.q64");  // no such type
+  std::unique_ptr<cuda::CudaModule> module;
+  const cuda::CudaStatus s = cuda::CudaModule::load(*cuda::CudaDriver::get(), ptx, cuda::kFusedEntryName, &module);
+  INFO(s.error());
+  CHECK_FALSE(s.ok());
+  CHECK(module == nullptr);
+  CHECK(s.error().find("cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX") != std::string::npos);
+  CHECK(s.error().find("JIT log: ") != std::string::npos);
 }
