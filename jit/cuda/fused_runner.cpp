@@ -178,19 +178,21 @@ class GpuFusedRunner {
   CudaStatus run_matmul_locked(const MatmulSpec& spec, const MatmulArgs& args) {
     const MatmulDims& d = args.dims;
     if (std::string why = check_gpu_matmul_launch(d); !why.empty()) return CudaStatus::failure(why);
+    // Each operand and the result below 2^40 floats, so the staging sum cannot wrap.
+    constexpr std::int64_t kLimit = std::int64_t{1} << 40;
     std::int64_t out = 0;
-    if (__builtin_mul_overflow(d.batch, d.m, &out) || __builtin_mul_overflow(out, d.n, &out) ||
-        out > static_cast<std::int64_t>(SIZE_MAX / sizeof(float) / 4))
-      return CudaStatus::failure("the matmul result is too large for the device");
+    if (__builtin_mul_overflow(d.batch, d.m, &out) || __builtin_mul_overflow(out, d.n, &out) || out > kLimit ||
+        matmul_a_extent(d) > kLimit || matmul_b_extent(d) > kLimit)
+      return CudaStatus::failure("the matmul operands or result are too large for the device");
     const auto out_elems = static_cast<std::size_t>(out);
     if (out_elems == 0) return {};
-    if (!args.a || !args.b || !args.c || (spec.has_bias && !args.bias))
+    const auto a_elems = static_cast<std::size_t>(matmul_a_extent(d)), b_elems = static_cast<std::size_t>(matmul_b_extent(d));
+    const std::size_t bias_elems = spec.has_bias ? static_cast<std::size_t>(d.n) : 0;
+    if ((a_elems > 0 && !args.a) || (b_elems > 0 && !args.b) || !args.c || (bias_elems > 0 && !args.bias))
       return CudaStatus::failure("a matmul operand pointer is null");
     const CudaModule* module = nullptr;
     if (CudaStatus s = kernels_.get(spec, &module); !s.ok()) return s;
 
-    const auto a_elems = static_cast<std::size_t>(matmul_a_extent(d)), b_elems = static_cast<std::size_t>(matmul_b_extent(d));
-    const std::size_t bias_elems = spec.has_bias ? static_cast<std::size_t>(d.n) : 0;
     Staging staging;
     if (CudaStatus s = begin_staging(a_elems + b_elems + bias_elems + out_elems + 1, &staging); !s.ok()) return s;
     CallBlocks blocks(arena_);

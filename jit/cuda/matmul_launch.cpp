@@ -20,18 +20,27 @@ std::string check_gpu_matmul_launch(const MatmulDims& d) {
   if (tiles > 0 && d.batch > kMaxGpuElements / tiles)
     return std::to_string(d.batch) + " batch entries of " + std::to_string(tiles) +
            " tiles exceed the GPU launch limit of 2^31 - 1 blocks";
+  if (matmul_a_extent(d) < 0 || matmul_b_extent(d) < 0) return "a matmul operand's extent overflows 64 bits";
   return {};
 }
 
-std::int64_t matmul_a_extent(const MatmulDims& d) {
-  if (d.batch == 0 || d.m == 0 || d.k == 0) return 0;
-  return (d.batch - 1) * d.stride_a + d.m * d.k;
+namespace {
+
+// (batch - 1) stride + rows cols, or -1 when it overflows; 0 when empty.
+std::int64_t operand_extent(std::int64_t batch, std::int64_t stride, std::int64_t rows, std::int64_t cols) {
+  if (batch <= 0 || rows == 0 || cols == 0) return 0;
+  std::int64_t span = 0, matrix = 0, total = 0;
+  if (__builtin_mul_overflow(batch - 1, stride, &span) || __builtin_mul_overflow(rows, cols, &matrix) ||
+      __builtin_add_overflow(span, matrix, &total))
+    return -1;
+  return total;
 }
 
-std::int64_t matmul_b_extent(const MatmulDims& d) {
-  if (d.batch == 0 || d.n == 0 || d.k == 0) return 0;
-  return (d.batch - 1) * d.stride_b + d.k * d.n;
-}
+}  // namespace
+
+std::int64_t matmul_a_extent(const MatmulDims& d) { return operand_extent(d.batch, d.stride_a, d.m, d.k); }
+
+std::int64_t matmul_b_extent(const MatmulDims& d) { return operand_extent(d.batch, d.stride_b, d.k, d.n); }
 
 CudaStatus launch_matmul(const CudaDriver& driver, const CudaModule& module, const MatmulSpec& spec,
                          const DeviceMatmulArgs& args) {

@@ -28,7 +28,8 @@ struct DeviceMatmulArgs {
 // row index beyond 32 bits, more blocks than one launch has), or "".
 std::string check_gpu_matmul_launch(const MatmulDims& dims);
 
-// Floats of A and B a product reads (the highest offset + 1; 0 when empty).
+// Floats of A and B a product reads (the highest offset + 1; 0 when empty;
+// -1 when it overflows 64 bits, which check_gpu_matmul_launch reports).
 std::int64_t matmul_a_extent(const MatmulDims& dims);
 std::int64_t matmul_b_extent(const MatmulDims& dims);
 

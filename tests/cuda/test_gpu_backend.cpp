@@ -8,21 +8,16 @@
 #include <cstdlib>
 
 #include "jit/cuda/driver.h"
+#include "tests/cuda/gpu_or_skip.h"
 #include "jit/cuda/fused_runner.h"
 #include "tests/cuda/diff_cases.h"
 
 namespace cuda = canary::jit::cuda;
 namespace ct = canary::jit::cuda_test;
+using ct::gpu_or_skip;
 
 namespace {
 
-// True when a GPU is usable; otherwise checks the absent reason and says why the test skips.
-bool gpu_or_skip() {
-  if (cuda::CudaDriver::get() != nullptr) return true;
-  CHECK_FALSE(cuda::CudaDriver::absent_reason().empty());
-  WARN("skipped: no usable GPU (" << cuda::CudaDriver::absent_reason() << ")");
-  return false;
-}
 
 const ct::DiffCase& find_case(const std::vector<ct::DiffCase>& cases, const std::string& name) {
   for (const auto& c : cases)

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "jit/cuda/driver.h"
+#include "tests/cuda/gpu_or_skip.h"
 #include "jit/cuda/fused_runner.h"
 #include "jit/cuda/module.h"
 #include "jit/cuda/ptx_elementwise.h"
@@ -23,15 +24,10 @@
 
 namespace cuda = canary::jit::cuda;
 namespace ct = canary::jit::cuda_test;
+using ct::gpu_or_skip;
 
 namespace {
 
-bool gpu_or_skip() {
-  if (cuda::CudaDriver::get() != nullptr) return true;
-  CHECK_FALSE(cuda::CudaDriver::absent_reason().empty());
-  WARN("skipped: no usable GPU (" << cuda::CudaDriver::absent_reason() << ")");
-  return false;
-}
 
 // The index of the first element where a and b differ other than both being NaN, or -1.
 std::int64_t first_bit_difference(const std::vector<float>& a, const std::vector<float>& b) {
@@ -123,10 +119,11 @@ TEST_CASE("exact-math GPU kernels give the host models' bits", "[unit][cuda][gpu
   CHECK(compared > 50);
 }
 
-TEST_CASE("under the PTX emulator every launch ran and none faulted", "[unit][cuda][gpu]") {
+TEST_CASE("under the PTX emulator a launch runs, counts its instructions and does not fault", "[unit][cuda][gpu]") {
   if (!gpu_or_skip()) return;
   const EmulatorCounters before = emulator_counters();
   if (!before.emulated) {
+    if (canary::test::emulator_expected()) FAIL("CANARY_EXPECT_GPU=emulator but the driver is " << cuda::CudaDriver::get()->info().name);
     WARN("skipped: the driver is not the PTX emulator (" << cuda::CudaDriver::get()->info().name << ")");
     return;
   }

@@ -10,21 +10,17 @@
 #include <cstring>
 
 #include "jit/cuda/driver.h"
+#include "tests/cuda/gpu_or_skip.h"
 #include "jit/cuda/fused_runner.h"
 #include "jit/cuda/matmul_launch.h"
 #include "tests/cuda/matmul_cases.h"
 
 namespace cuda = canary::jit::cuda;
 namespace ct = canary::jit::cuda_test;
+using ct::gpu_or_skip;
 
 namespace {
 
-bool gpu_or_skip() {
-  if (cuda::CudaDriver::get() != nullptr) return true;
-  CHECK_FALSE(cuda::CudaDriver::absent_reason().empty());
-  WARN("skipped: no usable GPU (" << cuda::CudaDriver::absent_reason() << ")");
-  return false;
-}
 
 bool same_bits_or_both_nan(float a, float b) {
   return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0;

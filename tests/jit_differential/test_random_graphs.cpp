@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/gpu_expectation.h"
 #include "tests/jit_differential/differential_harness.h"
 #include "tests/jit_differential/seeded_rng.h"
 
@@ -170,6 +171,7 @@ TEST_CASE("differential: random graphs agree with their fused groups on the CUDA
   std::vector<std::uint64_t> seeds = suite_seeds(500000, 300);
   Totals t = run_suite(seeds, ValueOptions{}, true, true);
   if (t.device.empty()) {
+    if (canary::test::gpu_expected()) FAIL("CANARY_EXPECT_GPU is set but no GPU is usable: " << t.device_absent);
     WARN("skipped: no usable GPU (" << t.device_absent << ")");
     CHECK_FALSE(t.device_absent.empty());
     return;

@@ -272,6 +272,7 @@ CUresult CUDAAPI mem_alloc(CUdeviceptr* ptr, std::size_t bytes) {
   const std::size_t rounded = (bytes + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment;
   void* p = std::aligned_alloc(kAllocationAlignment, rounded);
   if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+  std::memset(p, 0xff, rounded);  // NaN bits: device memory starts as garbage
   s.allocations[reinterpret_cast<std::uintptr_t>(p)] = bytes;
   s.allocated += bytes;
   *ptr = reinterpret_cast<std::uintptr_t>(p);

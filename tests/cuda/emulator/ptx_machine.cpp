@@ -13,6 +13,7 @@ namespace {
 constexpr std::uint32_t kWarp = 32;
 constexpr std::uint32_t kMaxBlockThreads = 1024;
 constexpr std::uint32_t kCanonicalNan = 0x7fffffffu;
+constexpr std::uint64_t kUninitialised = 0xffffffffffffffffull;
 
 enum class State : std::uint8_t { Ready, AtBarrier, AtShuffle, Exited };
 
@@ -98,12 +99,20 @@ class BlockRunner {
  private:
   void run_block(std::uint32_t block) {
     ctaid_ = block;
-    std::fill(regs_.begin(), regs_.end(), 0);
-    std::fill(shared_.begin(), shared_.end(), 0);
+    // Registers and shared memory start as garbage on a GPU: here as NaN
+    // bits (and huge indices, and true predicates), so a kernel that reads
+    // one before writing it computes nonsense or faults instead of seeing 0.
+    std::fill(regs_.begin(), regs_.end(), kUninitialised);
+    std::fill(shared_.begin(), shared_.end(), std::uint8_t{0xff});
     for (std::uint32_t t = 0; t < launch_.block; ++t) threads_[t] = Thread{t, 0, State::Ready};
-    for (;;) {
-      for (Thread& t : threads_)
+    for (bool descending = false;; descending = !descending) {
+      // Alternate the order threads run up to their next barrier, so a
+      // missing barrier between a write and another thread's read shows in
+      // one direction or the other.
+      for (std::uint32_t i = 0; i < launch_.block; ++i) {
+        Thread& t = threads_[descending ? launch_.block - 1 - i : i];
         if (t.state == State::Ready && !run_thread(t)) return;
+      }
       if (release_shuffles()) continue;
       const Release r = release_barrier();
       if (r == Release::Done) return;
@@ -185,6 +194,14 @@ class BlockRunner {
         }
       return Release::None;
     }
+    // bar.sync is .aligned: every thread must wait at the same instruction.
+    for (const Thread& t : threads_)
+      if (t.pc != threads_[0].pc) {
+        fail(Fault::LaunchFailed, t,
+             "threads wait at different bar.sync instructions (thread 0 at line " +
+                 std::to_string(program_.code[static_cast<std::size_t>(threads_[0].pc)].line) + ")");
+        return Release::None;
+      }
     for (Thread& t : threads_) {
       t.state = State::Ready;
       ++t.pc;
@@ -267,7 +284,7 @@ class BlockRunner {
   }
 
   void* shared(const Thread& t, std::uint64_t addr, const char* what) {
-    if (addr % 4 != 0 || addr + 4 > shared_.size()) {
+    if (addr % 4 != 0 || shared_.size() < 4 || addr > shared_.size() - 4) {
       std::ostringstream m;
       m << what << " at shared offset " << addr << " is outside the block's " << shared_.size() << " bytes";
       fail(Fault::IllegalAddress, t, m.str());
@@ -278,7 +295,7 @@ class BlockRunner {
 
   std::uint64_t param(const Thread& t, const Operand& o, std::uint64_t bytes) {
     const std::uint64_t at = address(o, t);
-    if (at + bytes > launch_.params.size()) {
+    if (launch_.params.size() < bytes || at > launch_.params.size() - bytes) {
       fail(Fault::LaunchFailed, t, "ld.param beyond the parameter block");
       return 0;
     }

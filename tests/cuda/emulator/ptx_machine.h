@@ -5,7 +5,13 @@
 // global access outside every allocation the caller knows of, a misaligned
 // access, a barrier some threads exited before, a shuffle whose warp is
 // not whole or not converged, and a kernel that never ends are launch
-// errors with the instruction's line, not silent results.
+// errors with the instruction's line, not silent results. Registers and
+// shared memory start as all-ones bits (NaN, huge indices), and the threads
+// of a block run to their next barrier in ascending and descending order in
+// turn, so reads of unwritten state and missing barriers change results.
+// The allocations are the driver's (the backend's arena hands out
+// power-of-two blocks of them), so an access past a tensor but inside its
+// block's slack is not caught.
 //
 // Arithmetic is IEEE f32 on the host (compile without FMA contraction);
 // NaN results are the canonical NaN as on NVIDIA GPUs. The .approx
