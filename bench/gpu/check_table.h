@@ -32,6 +32,9 @@ void check_bandwidth(const jit::cuda::CudaDriver& driver, std::vector<Row>& rows
 void check_matmul(const jit::cuda::CudaDriver& driver, std::vector<Row>& rows, bool throughput);
 // Launch + synchronize of a one-element kernel, and a small run_fused_on_gpu round trip.
 void check_launch_overhead(const jit::cuda::CudaDriver& driver, std::vector<Row>& rows);
+// Three row steps on the GPU as one device chain against one device call per
+// step (chain_checks.cpp), on [n, t] inputs: time, bytes per call, results.
+void check_device_chains(std::vector<Row>& rows, std::int64_t n, std::int64_t t, int timed_calls);
 // Compiled traces with JitOptions::device "gpu" through the API (engine_checks.cpp): a
 // dynamic-shape stream (batches 1..max_batch) against the interpreter, and a launch fault mid-stream.
 void check_engine_stream(std::vector<Row>& rows, std::int64_t max_batch);

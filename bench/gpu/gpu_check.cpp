@@ -2,7 +2,8 @@
 // differential suite against the CPU reference, fault fallback, fused chain
 // bandwidth against the device's copy bandwidth, launch overhead, the matmul
 // catalog and the tiled matmul's GFLOP/s against the f32 peak, a
-// dynamic-shape stream, and compiled traces on the GPU through the API
+// dynamic-shape stream, three row steps as one device chain against one
+// device call each, and compiled traces on the GPU through the API
 // (JitOptions::device "gpu") with a launch fault mid-stream.
 //
 //   gpu_check [--require-gpu] [--functional]
@@ -73,6 +74,8 @@ int main(int argc, char** argv) {
   }
   gc::check_matmul(*driver, rows, !functional);
   gc::check_dynamic_shapes(rows);
+  if (functional) gc::check_device_chains(rows, 64, 96, 3);
+  else gc::check_device_chains(rows, 16384, 512, 30);
   // On the emulator the stream's larger batches only cost time.
   gc::check_engine_stream(rows, functional ? 256 : 4096);
   gc::check_engine_fallback(rows);
