@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu/api_values.h"
 #include "bench/gpu/check_table.h"
 #include "canary/canary.h"
 #include "jit/cuda/cuda_fused_device.h"
@@ -52,27 +53,6 @@ class UnchainedDevice : public jit::FusedDevice {
  private:
   std::shared_ptr<const jit::FusedDevice> inner_;
 };
-
-Tensor uniform(std::vector<std::int64_t> shape, std::mt19937& rng, float lo, float hi) {
-  Tensor t = Tensor::empty(DType::F32, shape);
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (std::int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
-  return t;
-}
-
-double max_relative(const Tensor& a, const Tensor& b) {
-  double worst = 0.0;
-  for (std::int64_t i = 0; i < a.numel(); ++i) {
-    const double x = a.data<float>()[i], y = b.data<float>()[i];
-    worst = std::max(worst, std::abs(x - y) / std::max(std::abs(y), 1.0));
-  }
-  return worst;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 // One configuration's session and what its calls measured.
 struct Side {

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/gpu/api_values.h"
 #include "bench/gpu/check_table.h"
 #include "canary/canary.h"
 
@@ -36,13 +37,6 @@ Options engine_options(const char* device) {
   return o;
 }
 
-Tensor uniform(std::vector<std::int64_t> shape, std::mt19937& rng, float lo, float hi) {
-  Tensor t = Tensor::empty(DType::F32, shape);
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (std::int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
-  return t;
-}
-
 NamedTensors call_inputs(std::int64_t rows, std::uint32_t seed) {
   std::mt19937 rng(seed);
   return {{"x", uniform({rows, 256}, rng, -2.0f, 2.0f)},
@@ -50,24 +44,8 @@ NamedTensors call_inputs(std::int64_t rows, std::uint32_t seed) {
           {"b", uniform({256}, rng, -1.0f, 1.0f)}};
 }
 
-// |a - b| / max(|b|, 1), the largest over the elements.
-double max_relative(const Tensor& a, const Tensor& b) {
-  double worst = 0.0;
-  for (std::int64_t i = 0; i < a.numel(); ++i) {
-    const double x = a.data<float>()[i], y = b.data<float>()[i];
-    worst = std::max(worst, std::abs(x - y) / std::max(std::abs(y), 1.0));
-  }
-  return worst;
-}
-
 bool same_bits(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && std::equal(a.data<float>(), a.data<float>() + a.numel(), b.data<float>());
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
