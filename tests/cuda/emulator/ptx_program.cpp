@@ -162,8 +162,7 @@ class Parser {
     while (!at_end()) {
       const Token t = next();
       if (t.text == ".version" || t.text == ".address_size") {
-        next();
-        if (peek().text == ".") next();
+        next();  // "7.8" and "64" are one word each
       } else if (t.text == ".target") {
         next();
         while (peek().text == ",") {

@@ -55,8 +55,8 @@ struct Instruction {
   int guard = -1;            // predicate slot, or -1
   bool guard_negated = false;
   int dst[4] = {-1, -1, -1, -1};  // destination slots: one, or four for a v4 load
-  Operand src[4];                 // value operands in PTX order (the four values of a v4 store)
-  Operand address;                // the [...] operand of loads, stores and red; the label of bra
+  Operand src[4];                 // value operands in PTX order (the four values of a v4 store; the label of bra)
+  Operand address;                // the [...] operand of loads, stores and red
   int line = 0;                   // source line, for messages
 };
 
