@@ -1,5 +1,5 @@
-// Tensors and comparisons the GPU check's rows through the public API share
-// (engine_checks.cpp, chain_checks.cpp).
+// Options, tensors and comparisons the GPU check's rows through the public
+// API share (engine_checks.cpp, chain_checks.cpp).
 #pragma once
 
 #include <algorithm>
@@ -11,6 +11,15 @@
 #include "canary/canary.h"
 
 namespace canary::gpu_check {
+
+// Synchronous compiles, hot after two calls, fused groups offered to `device`.
+inline Options engine_options(const char* device) {
+  Options o;
+  o.jit.synchronous = true;
+  o.jit.hot_threshold = 2;
+  o.jit.device = device;
+  return o;
+}
 
 // A tensor of `shape` with values uniform in [lo, hi).
 inline Tensor uniform(std::vector<std::int64_t> shape, std::mt19937& rng, float lo, float hi) {

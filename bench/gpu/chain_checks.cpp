@@ -19,21 +19,10 @@
 #include "canary/canary.h"
 #include "jit/cuda/cuda_fused_device.h"
 #include "jit/fused_device.h"
+#include "tests/runtime/device_chain_model.h"
 
 namespace canary::gpu_check {
 namespace {
-
-const char* kChainModel = R"(canary v1
-graph main(x: f32[N, T], b: f32[T], s: f32[T]) -> (y, n) {
-  t = Sub(x, b)
-  p = Softmax(t) {axis = -1}
-  q = Mul(p, x)
-  const last: i64[1] = [-1]
-  y = ReduceSum(q, last) {keepdims = 1}
-  u = Add(p, b)
-  n = LayerNormalization(u, s, b) {axis = -1, epsilon = 0.00001}
-}
-)";
 
 // The CUDA device with run_chain left at FusedDevice's default (declining),
 // so every placed step is a device call of its own.
@@ -71,21 +60,17 @@ void check_device_chains(std::vector<Row>& rows, std::int64_t n, std::int64_t t,
     rows.push_back({"device chains", "no device: " + why, false});
     return;
   }
-  Options o;
-  o.jit.synchronous = true;
-  o.jit.hot_threshold = 2;
-  o.jit.device = "gpu";
-  Runtime chained_rt(o), unchained_rt(o);
+  Runtime chained_rt(engine_options("gpu")), unchained_rt(engine_options("gpu"));
   Options interp;
   interp.jit.enabled = false;
   Runtime ref_rt(interp);
-  const Model chained_model = chained_rt.load_text(kChainModel);
+  const Model chained_model = chained_rt.load_text(test::kDeviceChainModel);
   std::optional<Model> unchained_model;
   {
     const jit::ScopedDeviceOverride swap(std::make_shared<UnchainedDevice>(device));
-    unchained_model = unchained_rt.load_text(kChainModel);
+    unchained_model = unchained_rt.load_text(test::kDeviceChainModel);
   }
-  Session ref = ref_rt.load_text(kChainModel).session();
+  Session ref = ref_rt.load_text(test::kDeviceChainModel).session();
   Side sides[2] = {{chained_model.session(), {}, 0.0, 0}, {unchained_model->session(), {}, 0.0, 0}};
   std::mt19937 rng(11);
   const NamedTensors in = {{"x", uniform({n, t}, rng, -2.0f, 2.0f)},

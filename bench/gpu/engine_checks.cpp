@@ -29,14 +29,6 @@ graph main(x: f32[N, 256], w: f32[256, 256], b: f32[256]) -> (y) {
 }
 )";
 
-Options engine_options(const char* device) {
-  Options o;
-  o.jit.synchronous = true;
-  o.jit.hot_threshold = 2;
-  o.jit.device = device;
-  return o;
-}
-
 NamedTensors call_inputs(std::int64_t rows, std::uint32_t seed) {
   std::mt19937 rng(seed);
   return {{"x", uniform({rows, 256}, rng, -2.0f, 2.0f)},

@@ -11,6 +11,7 @@
 #include "bench/gpu/gpu_timing.h"
 #include "jit/cuda/fused_launch.h"
 #include "jit/cuda/matmul_launch.h"
+#include "tests/cuda/diff_cases.h"
 #include "tests/cuda/matmul_cases.h"
 
 namespace canary::gpu_check {
@@ -108,10 +109,7 @@ void check_matmul(const cuda::CudaDriver& driver, std::vector<Row>& rows, bool t
     }
     const ct::MatmulOutcome o = ct::compare_matmul(c, got, ct::evaluate_matmul_reference(c, got));
     worst = std::max(worst, o.max_error);
-    bool bitwise = true;
-    for (std::size_t i = 0; i < got.c.size(); ++i)
-      bitwise = bitwise && ((std::isnan(got.c[i]) && std::isnan(model.c[i])) ||
-                            std::memcmp(&got.c[i], &model.c[i], sizeof(float)) == 0);
+    const bool bitwise = ct::first_bit_difference(got.c, model.c) == -1;
     passed += o.passed() && bitwise;
     if ((!o.passed() || !bitwise) && failures.size() < 200)
       failures += "; " + c.name + ": " + (o.passed() ? "bits differ from the model" : o.first_failure);

@@ -6,9 +6,7 @@
 // measured with it on the CPU, are the GPU's.
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 
 #include "bench/gpu/check_table.h"
 #include "jit/cuda/fused_runner.h"
@@ -16,20 +14,6 @@
 #include "tests/cuda/row_model.h"
 
 namespace canary::gpu_check {
-namespace {
-
-// Bit for bit, except that any NaN matches any NaN: the GPU's arithmetic
-// returns the canonical 0x7fffffff where x86 keeps or makes other payloads.
-bool same_bits_or_both_nan(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 void check_row_kernels(std::vector<Row>& rows) {
   namespace ct = jit::cuda_test;
@@ -58,7 +42,7 @@ void check_row_kernels(std::vector<Row>& rows) {
     if (c.spec.prologue.math != jit::MathMode::Exact) continue;
     ++exact;
     ct::evaluate_row_model(c.spec, model.args);
-    bitwise += same_bits_or_both_nan(model.output, got.output);
+    bitwise += ct::first_bit_difference(model.output, got.output) == -1;
   }
   char text[200];
   std::snprintf(text, sizeof text, "%d/%d within bound (worst %.2f of it); exact cases bitwise = model: %d/%d; %.0f us/call with transfers",

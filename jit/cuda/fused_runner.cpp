@@ -1,6 +1,6 @@
 // The process-wide runner behind run_fused_on_gpu, run_row_on_gpu,
-// run_matmul_on_gpu and run_chain_on_gpu: one module cache, one arena with its staging buffer,
-// serialised by a mutex on the driver's stream.
+// run_matmul_on_gpu and run_chain_on_gpu: one module cache, one arena with
+// its staging buffer, serialised by a mutex on the driver's stream.
 #include "jit/cuda/fused_runner.h"
 
 #include <array>

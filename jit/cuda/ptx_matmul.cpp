@@ -18,12 +18,8 @@ constexpr int kLoads = static_cast<int>(kMatmulTile * kMatmulSliceK / kMatmulThr
 static_assert(kThreadsPerAxis * kPerThread == kMatmulTile);
 static_assert(kThreadsPerAxis * kThreadsPerAxis == static_cast<int>(kMatmulThreads));
 static_assert(kMatmulSliceK == kThreadsPerAxis, "a thread loads A's slice at k = tx");
+static_assert(kLoads == kPerThread, "a thread stages A's rows for the rows of C it owns");
 constexpr int kTileBytes = static_cast<int>(kMatmulTile * kMatmulSliceK) * 4;
-
-std::string reg(PtxF r) { return ptx_reg(r); }
-std::string reg(PtxI r) { return ptx_reg(r); }
-std::string reg(PtxL r) { return ptx_reg(r); }
-std::string reg(PtxP r) { return ptx_reg(r); }
 
 class MatmulEmitter {
  public:
@@ -36,7 +32,7 @@ class MatmulEmitter {
     for (auto& row : acc_)
       for (PtxF& v : row) {
         v = b_.new_f();
-        b_.emit("mov.f32 " + reg(v) + ", 0f00000000");
+        b_.emit("mov.f32 " + ptx_reg(v) + ", 0f00000000");
       }
     const PtxI k0 = b_.immediate_u32(0), step = b_.immediate_u32(static_cast<std::uint32_t>(kMatmulSliceK));
     b_.strided_loop(k0, k_, step, "kslice", [&] { emit_slice(k0); });
@@ -66,129 +62,130 @@ class MatmulEmitter {
     const PtxI shift_mn = b_.param_u32("shift_mn");
     tid_ = b_.new_i();
     const PtxI block = b_.new_i();
-    b_.emit("mov.u32 " + reg(tid_) + ", %tid.x");
-    b_.emit("mov.u32 " + reg(block) + ", %ctaid.x");
+    b_.emit("mov.u32 " + ptx_reg(tid_) + ", %tid.x");
+    b_.emit("mov.u32 " + ptx_reg(block) + ", %ctaid.x");
     tx_ = b_.new_i();
     ty_ = b_.new_i();
-    b_.emit("and.b32 " + reg(tx_) + ", " + reg(tid_) + ", " + std::to_string(kThreadsPerAxis - 1));
-    b_.emit("shr.u32 " + reg(ty_) + ", " + reg(tid_) + ", 4");
+    b_.emit("and.b32 " + ptx_reg(tx_) + ", " + ptx_reg(tid_) + ", " + std::to_string(kThreadsPerAxis - 1));
+    b_.emit("shr.u32 " + ptx_reg(ty_) + ", " + ptx_reg(tid_) + ", 4");
     const PtxI batch = b_.divide(block, magic_mn, shift_mn);
     const PtxI in_batch = b_.remainder(block, batch, tiles_mn);
     const PtxI tile_m = b_.divide(in_batch, magic_n, shift_n);
     const PtxI tile_n = b_.remainder(in_batch, tile_m, tiles_n);
     row0_ = b_.new_i();
     col0_ = b_.new_i();
-    b_.emit("shl.b32 " + reg(row0_) + ", " + reg(tile_m) + ", 6");
-    b_.emit("shl.b32 " + reg(col0_) + ", " + reg(tile_n) + ", 6");
+    b_.emit("shl.b32 " + ptx_reg(row0_) + ", " + ptx_reg(tile_m) + ", 6");
+    b_.emit("shl.b32 " + ptx_reg(col0_) + ", " + ptx_reg(tile_n) + ", 6");
     // This batch entry's A, B and C.
     const PtxL batch64 = b_.widen(batch);
     a_ = offset_by(a_, batch64, stride_a_);
     bmat_ = offset_by(bmat_, batch64, stride_b_);
     const PtxL mn = b_.new_l();
-    b_.emit("mul.wide.u32 " + reg(mn) + ", " + reg(m_) + ", " + reg(n_));
+    b_.emit("mul.wide.u32 " + ptx_reg(mn) + ", " + ptx_reg(m_) + ", " + ptx_reg(n_));
     c_ = offset_by(c_, batch64, mn);
   }
 
   // base + 4 * count * stride (64-bit).
   PtxL offset_by(PtxL base, PtxL count, PtxL stride) {
     const PtxL elems = b_.new_l(), out = b_.new_l();
-    b_.emit("mul.lo.s64 " + reg(elems) + ", " + reg(count) + ", " + reg(stride));
-    b_.emit("shl.b64 " + reg(elems) + ", " + reg(elems) + ", 2");
-    b_.emit("add.s64 " + reg(out) + ", " + reg(base) + ", " + reg(elems));
+    b_.emit("mul.lo.s64 " + ptx_reg(elems) + ", " + ptx_reg(count) + ", " + ptx_reg(stride));
+    b_.emit("shl.b64 " + ptx_reg(elems) + ", " + ptx_reg(elems) + ", 2");
+    b_.emit("add.s64 " + ptx_reg(out) + ", " + ptx_reg(base) + ", " + ptx_reg(elems));
     return out;
   }
 
   // base + 4 * (major * minor_dim + minor), for 32-bit indices.
   PtxL element_address(PtxL base, PtxI major, PtxI minor_dim, PtxI minor) {
     const PtxL index = b_.new_l(), address = b_.new_l();
-    b_.emit("mul.wide.u32 " + reg(index) + ", " + reg(major) + ", " + reg(minor_dim));
+    b_.emit("mul.wide.u32 " + ptx_reg(index) + ", " + ptx_reg(major) + ", " + ptx_reg(minor_dim));
     const PtxL minor64 = b_.widen(minor);
-    b_.emit("add.s64 " + reg(index) + ", " + reg(index) + ", " + reg(minor64));
-    b_.emit("shl.b64 " + reg(index) + ", " + reg(index) + ", 2");
-    b_.emit("add.s64 " + reg(address) + ", " + reg(base) + ", " + reg(index));
+    b_.emit("add.s64 " + ptx_reg(index) + ", " + ptx_reg(index) + ", " + ptx_reg(minor64));
+    b_.emit("shl.b64 " + ptx_reg(index) + ", " + ptx_reg(index) + ", 2");
+    b_.emit("add.s64 " + ptx_reg(address) + ", " + ptx_reg(base) + ", " + ptx_reg(index));
     return address;
   }
 
   PtxI add_immediate(PtxI v, std::uint32_t imm) {
     const PtxI out = b_.new_i();
-    b_.emit("add.u32 " + reg(out) + ", " + reg(v) + ", " + std::to_string(imm));
+    b_.emit("add.u32 " + ptx_reg(out) + ", " + ptx_reg(v) + ", " + std::to_string(imm));
     return out;
   }
 
   PtxP less(PtxI v, PtxI limit) {
     const PtxP p = b_.new_p();
-    b_.emit("setp.lt.u32 " + reg(p) + ", " + reg(v) + ", " + reg(limit));
+    b_.emit("setp.lt.u32 " + ptx_reg(p) + ", " + ptx_reg(v) + ", " + ptx_reg(limit));
     return p;
   }
 
   PtxP both(PtxP x, PtxP y) {
     const PtxP p = b_.new_p();
-    b_.emit("and.pred " + reg(p) + ", " + reg(x) + ", " + reg(y));
+    b_.emit("and.pred " + ptx_reg(p) + ", " + ptx_reg(x) + ", " + ptx_reg(y));
     return p;
   }
 
   // What stays fixed over the K loop: which rows of A and columns of B this
-  // thread stages (load l of A: row ty + 16 l at k = tx; load l of B:
-  // k = tid / 64 + 4 l at column tid % 64), and the shared addresses.
+  // thread stages (load l of A: row ty + 16 l at k = tx, the rows of C it
+  // owns; load l of B: k = tid / 64 + 4 l at column tid % 64), and the
+  // shared addresses.
   void prepare_staging() {
     const PtxI first_row = b_.new_i();
-    b_.emit("add.u32 " + reg(first_row) + ", " + reg(row0_) + ", " + reg(ty_));
-    for (std::size_t l = 0; l < a_rows_.size(); ++l) {
-      a_rows_[l] = add_immediate(first_row, static_cast<std::uint32_t>(kThreadsPerAxis * l));
-      a_rows_ok_[l] = less(a_rows_[l], m_);
+    b_.emit("add.u32 " + ptx_reg(first_row) + ", " + ptx_reg(row0_) + ", " + ptx_reg(ty_));
+    for (std::size_t l = 0; l < rows_.size(); ++l) {
+      rows_[l] = add_immediate(first_row, static_cast<std::uint32_t>(kThreadsPerAxis * l));
+      rows_ok_[l] = less(rows_[l], m_);
     }
     const PtxI col_in_tile = b_.new_i();
-    b_.emit("and.b32 " + reg(col_in_tile) + ", " + reg(tid_) + ", " + std::to_string(kMatmulTile - 1));
+    b_.emit("and.b32 " + ptx_reg(col_in_tile) + ", " + ptx_reg(tid_) + ", " + std::to_string(kMatmulTile - 1));
     b_col_ = b_.new_i();
-    b_.emit("add.u32 " + reg(b_col_) + ", " + reg(col0_) + ", " + reg(col_in_tile));
+    b_.emit("add.u32 " + ptx_reg(b_col_) + ", " + ptx_reg(col0_) + ", " + ptx_reg(col_in_tile));
     b_col_ok_ = less(b_col_, n_);
     b_k0_ = b_.new_i();
-    b_.emit("shr.u32 " + reg(b_k0_) + ", " + reg(tid_) + ", 6");
+    b_.emit("shr.u32 " + ptx_reg(b_k0_) + ", " + ptx_reg(tid_) + ", 6");
 
     const PtxI a_tile = b_.new_i(), b_tile = b_.new_i();
-    b_.emit("mov.u32 " + reg(a_tile) + ", canary_a_tile");
-    b_.emit("mov.u32 " + reg(b_tile) + ", canary_b_tile");
+    b_.emit("mov.u32 " + ptx_reg(a_tile) + ", canary_a_tile");
+    b_.emit("mov.u32 " + ptx_reg(b_tile) + ", canary_b_tile");
     // A is staged k-major: element (row r, k kk) at 4 (kk 64 + r).
     a_store_ = b_.new_i();
-    b_.emit("mad.lo.u32 " + reg(a_store_) + ", " + reg(tx_) + ", " + std::to_string(kMatmulTile) + ", " + reg(ty_));
-    b_.emit("shl.b32 " + reg(a_store_) + ", " + reg(a_store_) + ", 2");
-    b_.emit("add.u32 " + reg(a_store_) + ", " + reg(a_store_) + ", " + reg(a_tile));
+    b_.emit("mad.lo.u32 " + ptx_reg(a_store_) + ", " + ptx_reg(tx_) + ", " + std::to_string(kMatmulTile) + ", " + ptx_reg(ty_));
+    b_.emit("shl.b32 " + ptx_reg(a_store_) + ", " + ptx_reg(a_store_) + ", 2");
+    b_.emit("add.u32 " + ptx_reg(a_store_) + ", " + ptx_reg(a_store_) + ", " + ptx_reg(a_tile));
     // B: element (k kk, column c) at 4 (kk 64 + c) = 4 (tid + 256 l).
     b_store_ = b_.new_i();
-    b_.emit("shl.b32 " + reg(b_store_) + ", " + reg(tid_) + ", 2");
-    b_.emit("add.u32 " + reg(b_store_) + ", " + reg(b_store_) + ", " + reg(b_tile));
+    b_.emit("shl.b32 " + ptx_reg(b_store_) + ", " + ptx_reg(tid_) + ", 2");
+    b_.emit("add.u32 " + ptx_reg(b_store_) + ", " + ptx_reg(b_store_) + ", " + ptx_reg(b_tile));
     // The reads of the multiply: A at row ty + 16 i, B at column tx + 16 j.
     a_read_ = b_.new_i();
-    b_.emit("shl.b32 " + reg(a_read_) + ", " + reg(ty_) + ", 2");
-    b_.emit("add.u32 " + reg(a_read_) + ", " + reg(a_read_) + ", " + reg(a_tile));
+    b_.emit("shl.b32 " + ptx_reg(a_read_) + ", " + ptx_reg(ty_) + ", 2");
+    b_.emit("add.u32 " + ptx_reg(a_read_) + ", " + ptx_reg(a_read_) + ", " + ptx_reg(a_tile));
     b_read_ = b_.new_i();
-    b_.emit("shl.b32 " + reg(b_read_) + ", " + reg(tx_) + ", 2");
-    b_.emit("add.u32 " + reg(b_read_) + ", " + reg(b_read_) + ", " + reg(b_tile));
+    b_.emit("shl.b32 " + ptx_reg(b_read_) + ", " + ptx_reg(tx_) + ", 2");
+    b_.emit("add.u32 " + ptx_reg(b_read_) + ", " + ptx_reg(b_read_) + ", " + ptx_reg(b_tile));
   }
 
   // value = ok ? *address : 0, then stored at shared[store + offset].
   void stage(PtxP ok, PtxL address, PtxI store, int offset) {
     const PtxF v = b_.new_f();
-    b_.emit("mov.f32 " + reg(v) + ", 0f00000000");
-    b_.emit("@" + reg(ok) + " ld.global.nc.f32 " + reg(v) + ", [" + reg(address) + "]");
-    b_.emit("st.shared.f32 [" + reg(store) + "+" + std::to_string(offset) + "], " + reg(v));
+    b_.emit("mov.f32 " + ptx_reg(v) + ", 0f00000000");
+    b_.emit("@" + ptx_reg(ok) + " ld.global.nc.f32 " + ptx_reg(v) + ", [" + ptx_reg(address) + "]");
+    b_.emit("st.shared.f32 [" + ptx_reg(store) + "+" + std::to_string(offset) + "], " + ptx_reg(v));
   }
 
   // One K slice [k0, k0 + 16): stage, wait, multiply, wait.
   void emit_slice(PtxI k0) {
     const PtxI a_k = b_.new_i();
-    b_.emit("add.u32 " + reg(a_k) + ", " + reg(k0) + ", " + reg(tx_));
+    b_.emit("add.u32 " + ptx_reg(a_k) + ", " + ptx_reg(k0) + ", " + ptx_reg(tx_));
     const PtxP a_k_ok = less(a_k, k_);
     for (int l = 0; l < kLoads; ++l) {
-      const PtxI row = a_rows_[static_cast<std::size_t>(l)];
-      const PtxP ok = both(a_rows_ok_[static_cast<std::size_t>(l)], a_k_ok);
+      const PtxI row = rows_[static_cast<std::size_t>(l)];
+      const PtxP ok = both(rows_ok_[static_cast<std::size_t>(l)], a_k_ok);
       const PtxL address = spec_.trans_a ? element_address(a_, a_k, m_, row) : element_address(a_, row, k_, a_k);
       stage(ok, address, a_store_, 16 * 4 * l);
     }
+    const PtxI b_k = b_.new_i();
+    b_.emit("add.u32 " + ptx_reg(b_k) + ", " + ptx_reg(k0) + ", " + ptx_reg(b_k0_));
     for (int l = 0; l < kLoads; ++l) {
-      const PtxI k = b_.new_i();
-      b_.emit("add.u32 " + reg(k) + ", " + reg(k0) + ", " + reg(b_k0_));
-      b_.emit("add.u32 " + reg(k) + ", " + reg(k) + ", " + std::to_string(4 * l));
+      const PtxI k = add_immediate(b_k, static_cast<std::uint32_t>(4 * l));
       const PtxP ok = both(b_col_ok_, less(k, k_));
       const PtxL address = spec_.trans_b ? element_address(bmat_, b_col_, k_, k) : element_address(bmat_, k, n_, b_col_);
       stage(ok, address, b_store_, static_cast<int>(kMatmulThreads) * 4 * l);
@@ -198,64 +195,69 @@ class MatmulEmitter {
       std::array<PtxF, kPerThread> a{}, bv{};
       for (int i = 0; i < kPerThread; ++i) {
         a[static_cast<std::size_t>(i)] = b_.new_f();
-        b_.emit("ld.shared.f32 " + reg(a[static_cast<std::size_t>(i)]) + ", [" + reg(a_read_) + "+" +
+        b_.emit("ld.shared.f32 " + ptx_reg(a[static_cast<std::size_t>(i)]) + ", [" + ptx_reg(a_read_) + "+" +
                 std::to_string(4 * (kk * static_cast<int>(kMatmulTile) + kThreadsPerAxis * i)) + "]");
       }
       for (int j = 0; j < kPerThread; ++j) {
         bv[static_cast<std::size_t>(j)] = b_.new_f();
-        b_.emit("ld.shared.f32 " + reg(bv[static_cast<std::size_t>(j)]) + ", [" + reg(b_read_) + "+" +
+        b_.emit("ld.shared.f32 " + ptx_reg(bv[static_cast<std::size_t>(j)]) + ", [" + ptx_reg(b_read_) + "+" +
                 std::to_string(4 * (kk * static_cast<int>(kMatmulTile) + kThreadsPerAxis * j)) + "]");
       }
       for (int i = 0; i < kPerThread; ++i)
         for (int j = 0; j < kPerThread; ++j) {
           const PtxF acc = acc_[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
-          b_.emit("fma.rn.f32 " + reg(acc) + ", " + reg(a[static_cast<std::size_t>(i)]) + ", " +
-                  reg(bv[static_cast<std::size_t>(j)]) + ", " + reg(acc));
+          b_.emit("fma.rn.f32 " + ptx_reg(acc) + ", " + ptx_reg(a[static_cast<std::size_t>(i)]) + ", " +
+                  ptx_reg(bv[static_cast<std::size_t>(j)]) + ", " + ptx_reg(acc));
         }
     }
     b_.emit("bar.sync 0");
   }
 
-  // Each owned output inside C: scaled, biased and stored.
+  // Each owned output inside C: scaled, biased and stored. The thread's
+  // rows are the ones it staged A for; its columns and their bias values
+  // are worked out once each.
   void store_results() {
-    for (int i = 0; i < kPerThread; ++i) {
-      const PtxI row = b_.new_i();
-      b_.emit("add.u32 " + reg(row) + ", " + reg(row0_) + ", " + reg(ty_));
-      b_.emit("add.u32 " + reg(row) + ", " + reg(row) + ", " + std::to_string(kThreadsPerAxis * i));
-      const PtxP row_ok = less(row, m_);
-      for (int j = 0; j < kPerThread; ++j) {
-        const PtxI col = b_.new_i();
-        b_.emit("add.u32 " + reg(col) + ", " + reg(col0_) + ", " + reg(tx_));
-        b_.emit("add.u32 " + reg(col) + ", " + reg(col) + ", " + std::to_string(kThreadsPerAxis * j));
-        const PtxP ok = both(row_ok, less(col, n_));
-        PtxF v = acc_[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+    const PtxI first_col = b_.new_i();
+    b_.emit("add.u32 " + ptx_reg(first_col) + ", " + ptx_reg(col0_) + ", " + ptx_reg(tx_));
+    std::array<PtxI, kPerThread> cols{};
+    std::array<PtxP, kPerThread> cols_ok{};
+    std::array<PtxF, kPerThread> bias{};
+    for (std::size_t j = 0; j < cols.size(); ++j) {
+      cols[j] = add_immediate(first_col, static_cast<std::uint32_t>(kThreadsPerAxis * j));
+      cols_ok[j] = less(cols[j], n_);
+      if (!spec_.has_bias) continue;
+      const PtxL offset = b_.widen(cols[j]), address = b_.new_l();
+      b_.emit("shl.b64 " + ptx_reg(offset) + ", " + ptx_reg(offset) + ", 2");
+      b_.emit("add.s64 " + ptx_reg(address) + ", " + ptx_reg(bias_) + ", " + ptx_reg(offset));
+      bias[j] = b_.new_f();
+      b_.emit("mov.f32 " + ptx_reg(bias[j]) + ", 0f00000000");
+      b_.emit("@" + ptx_reg(cols_ok[j]) + " ld.global.nc.f32 " + ptx_reg(bias[j]) + ", [" + ptx_reg(address) + "]");
+    }
+    for (std::size_t i = 0; i < rows_.size(); ++i)
+      for (std::size_t j = 0; j < cols.size(); ++j) {
+        const PtxP ok = both(rows_ok_[i], cols_ok[j]);
+        PtxF v = acc_[i][j];
         if (spec_.alpha != 1.0f) {
           const PtxF scaled = b_.new_f();
-          b_.emit("mul.rn.f32 " + reg(scaled) + ", " + reg(v) + ", " + ptx_f32_literal(spec_.alpha));
+          b_.emit("mul.rn.f32 " + ptx_reg(scaled) + ", " + ptx_reg(v) + ", " + ptx_f32_literal(spec_.alpha));
           v = scaled;
         }
         if (spec_.has_bias) {
-          const PtxL address = b_.new_l(), offset = b_.widen(col);
-          b_.emit("shl.b64 " + reg(offset) + ", " + reg(offset) + ", 2");
-          b_.emit("add.s64 " + reg(address) + ", " + reg(bias_) + ", " + reg(offset));
-          const PtxF bias = b_.new_f(), sum = b_.new_f();
-          b_.emit("mov.f32 " + reg(bias) + ", 0f00000000");
-          b_.emit("@" + reg(ok) + " ld.global.nc.f32 " + reg(bias) + ", [" + reg(address) + "]");
-          b_.emit("add.rn.f32 " + reg(sum) + ", " + reg(v) + ", " + reg(bias));
+          const PtxF sum = b_.new_f();
+          b_.emit("add.rn.f32 " + ptx_reg(sum) + ", " + ptx_reg(v) + ", " + ptx_reg(bias[j]));
           v = sum;
         }
-        const PtxL address = element_address(c_, row, n_, col);
-        b_.emit("@" + reg(ok) + " st.global.f32 [" + reg(address) + "], " + reg(v));
+        const PtxL address = element_address(c_, rows_[i], n_, cols[j]);
+        b_.emit("@" + ptx_reg(ok) + " st.global.f32 [" + ptx_reg(address) + "], " + ptx_reg(v));
       }
-    }
   }
 
   const MatmulSpec& spec_;
   PtxBuilder b_;
   PtxL a_, bmat_, bias_, c_, stride_a_, stride_b_;
   PtxI m_, n_, k_, tid_, tx_, ty_, row0_, col0_;
-  std::array<PtxI, kLoads> a_rows_{};
-  std::array<PtxP, kLoads> a_rows_ok_{};
+  std::array<PtxI, kLoads> rows_{};
+  std::array<PtxP, kLoads> rows_ok_{};
   PtxI b_col_, b_k0_, a_store_, b_store_, a_read_, b_read_;
   PtxP b_col_ok_;
   std::array<std::array<PtxF, kPerThread>, kPerThread> acc_{};

@@ -221,6 +221,15 @@ void make_case_data(const DiffCase& c, const std::array<std::int64_t, 3>& dims, 
   data->args.row_end = d0 * d1;
 }
 
+std::int64_t first_bit_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) return static_cast<std::int64_t>(i);
+  }
+  return -1;
+}
+
 double ulp_distance(float got, float want) {
   if (std::isnan(got) || std::isnan(want)) return std::isnan(got) && std::isnan(want) ? 0.0 : INFINITY;
   if (got == want) return 0.0;

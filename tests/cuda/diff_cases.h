@@ -59,6 +59,11 @@ struct CaseData {
 void make_case_data(const DiffCase& c, const std::array<std::int64_t, 3>& dims, std::uint64_t seed, CaseData* data,
                     float fill = 0.0f);
 
+// The first index where a and b differ in their bits, any NaN matching any
+// NaN (the GPU's arithmetic returns the canonical 0x7fffffff where x86 keeps
+// or makes other payloads); -1 when none does, 0 when the sizes differ.
+std::int64_t first_bit_difference(const std::vector<float>& a, const std::vector<float>& b);
+
 // Distance in representable floats (0 for equal values, +-0, two NaNs;
 // infinity when exactly one is NaN).
 double ulp_distance(float got, float want);

@@ -9,8 +9,6 @@
 
 #include <dlfcn.h>
 
-#include <cmath>
-#include <cstring>
 
 #include "jit/cuda/driver.h"
 #include "tests/cuda/gpu_or_skip.h"
@@ -28,16 +26,6 @@ using ct::gpu_or_skip;
 
 namespace {
 
-
-// The index of the first element where a and b differ other than both being NaN, or -1.
-std::int64_t first_bit_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) return static_cast<std::int64_t>(i);
-  }
-  return -1;
-}
 
 // The emulated driver's counters, when the loaded libcuda.so.1 is the emulator.
 struct EmulatorCounters {
@@ -96,7 +84,7 @@ TEST_CASE("exact-math GPU kernels give the host models' bits", "[unit][cuda][gpu
     REQUIRE(r.ok);
     CHECK(r.flag == model_flag);
     for (std::size_t k = 0; k < got.outputs.size(); ++k) {
-      const std::int64_t at = first_bit_difference(got.outputs[k], model.outputs[k]);
+      const std::int64_t at = ct::first_bit_difference(got.outputs[k], model.outputs[k]);
       INFO("output " << k << " element " << at);
       CHECK(at == -1);
     }
@@ -112,8 +100,8 @@ TEST_CASE("exact-math GPU kernels give the host models' bits", "[unit][cuda][gpu
     INFO(c.name << ": " << r.error);
     REQUIRE(r.ok);
     CHECK(r.flag == model_flag);
-    INFO("element " << first_bit_difference(got.output, model.output));
-    CHECK(first_bit_difference(got.output, model.output) == -1);
+    INFO("element " << ct::first_bit_difference(got.output, model.output));
+    CHECK(ct::first_bit_difference(got.output, model.output) == -1);
     ++compared;
   }
   CHECK(compared > 50);

@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "device_chain_model.h"
 #include "host_fused_device.h"
 #include "jit_test_models.h"
 #include "runtime/core/fault_injection.h"
@@ -20,21 +21,6 @@ using canary::Session;
 using namespace canary::test;
 
 namespace {
-
-// Softmax (with its Sub prologue), a ReduceSum (with a Mul prologue) and a
-// LayerNorm (with an Add prologue): three placed row steps in a row, where
-// p is read by the later two only.
-const char* kChain = R"(canary v1
-graph main(x: f32[N, T], b: f32[T], s: f32[T]) -> (y, n) {
-  t = Sub(x, b)
-  p = Softmax(t) {axis = -1}
-  q = Mul(p, x)
-  const last: i64[1] = [-1]
-  y = ReduceSum(q, last) {keepdims = 1}
-  u = Add(p, b)
-  n = LayerNormalization(u, s, b) {axis = -1, epsilon = 0.00001}
-}
-)";
 
 Options gpu_options() {
   Options o = jit_options(2);
@@ -74,12 +60,12 @@ TEST_CASE("device chains: placed steps in a row run as one call, and a value onl
   one_by_one.chains = false;
   auto unchained = std::make_shared<HostFusedDevice>(one_by_one);
   Runtime ref_rt(interpreter_options());
-  Session ref = ref_rt.load_text(kChain).session();
+  Session ref = ref_rt.load_text(kDeviceChainModel).session();
   std::uint64_t bytes[2] = {0, 0};
   for (int k = 0; k < 2; ++k) {
     canary::jit::ScopedDeviceOverride installed(k == 0 ? chained : unchained);
     Runtime rt(gpu_options());
-    const canary::Model model = rt.load_text(kChain);
+    const canary::Model model = rt.load_text(kDeviceChainModel);
     Session s = model.session();
     for (std::uint32_t call = 0; call < 6; ++call) check_outputs(s, ref, chain_inputs(8 + call, 40 + 9 * call, call));
     const canary::JitStats& jit = s.stats().jit;
@@ -112,8 +98,8 @@ TEST_CASE("device chains: a failed chain runs every step on the x86 kernels, wit
   auto device = std::make_shared<HostFusedDevice>(script);
   canary::jit::ScopedDeviceOverride installed(device);
   Runtime rt(gpu_options()), cpu_rt(jit_options(2));
-  const canary::Model model = rt.load_text(kChain);
-  Session s = model.session(), cpu = cpu_rt.load_text(kChain).session();
+  const canary::Model model = rt.load_text(kDeviceChainModel);
+  Session s = model.session(), cpu = cpu_rt.load_text(kDeviceChainModel).session();
   for (std::uint32_t call = 0; call < 5; ++call) {
     const NamedTensors in = chain_inputs(8, 64, call);
     const auto got = s.run(in), want = cpu.run(in);
@@ -133,8 +119,8 @@ TEST_CASE("device chains: a chain the device declines runs its steps one call ea
   auto device = std::make_shared<HostFusedDevice>(script);
   canary::jit::ScopedDeviceOverride installed(device);
   Runtime rt(gpu_options()), ref_rt(interpreter_options());
-  const canary::Model model = rt.load_text(kChain);
-  Session s = model.session(), ref = ref_rt.load_text(kChain).session();
+  const canary::Model model = rt.load_text(kDeviceChainModel);
+  Session s = model.session(), ref = ref_rt.load_text(kDeviceChainModel).session();
   for (std::uint32_t call = 0; call < 5; ++call) check_outputs(s, ref, chain_inputs(8, 64, call));
   const canary::JitStats& jit = s.stats().jit;
   REQUIRE(jit.compiled_entries >= 1);
@@ -153,8 +139,8 @@ TEST_CASE("device chains: an error preparing a step mid-chain runs the steps bef
   o.fault_injection = "kernel@2";  // the first compiled call's second step
   Runtime rt(o);
   Runtime ref_rt(interpreter_options());
-  const canary::Model model = rt.load_text(kChain);
-  Session s = model.session(), ref = ref_rt.load_text(kChain).session();
+  const canary::Model model = rt.load_text(kDeviceChainModel);
+  Session s = model.session(), ref = ref_rt.load_text(kDeviceChainModel).session();
   for (std::uint32_t call = 0; call < 5; ++call) check_outputs(s, ref, chain_inputs(8, 64, call));
   const canary::JitStats& jit = s.stats().jit;
   REQUIRE(jit.compiled_entries >= 2);

@@ -1,6 +1,7 @@
 // The PTX interpreter and its block scheduler (see ptx_machine.h).
 #include "tests/cuda/emulator/ptx_machine.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -88,7 +89,10 @@ class BlockRunner {
  public:
   BlockRunner(const Program& p, const Launch& l, const GlobalRangeCheck& g, std::uint64_t budget)
       : program_(p), launch_(l), global_ok_(g), budget_(budget),
-        regs_(static_cast<std::size_t>(l.block) * static_cast<std::size_t>(p.registers)),
+        // At least one slot per thread: execute() binds its destination
+        // reference before knowing whether the instruction has one.
+        stride_(static_cast<std::size_t>(std::max(p.registers, 1))),
+        regs_(static_cast<std::size_t>(l.block) * stride_),
         threads_(l.block), shared_(static_cast<std::size_t>(p.shared_bytes)) {}
 
   Outcome run() {
@@ -222,14 +226,8 @@ class BlockRunner {
 
   // ---- operands -----------------------------------------------------------
 
-  std::uint64_t& reg(Thread& t, int slot) {
-    return regs_[static_cast<std::size_t>(t.tid) * static_cast<std::size_t>(program_.registers) +
-                 static_cast<std::size_t>(slot)];
-  }
-  std::uint64_t reg(const Thread& t, int slot) const {
-    return regs_[static_cast<std::size_t>(t.tid) * static_cast<std::size_t>(program_.registers) +
-                 static_cast<std::size_t>(slot)];
-  }
+  std::uint64_t& reg(Thread& t, int slot) { return regs_[t.tid * stride_ + static_cast<std::size_t>(slot)]; }
+  std::uint64_t reg(const Thread& t, int slot) const { return regs_[t.tid * stride_ + static_cast<std::size_t>(slot)]; }
 
   std::uint64_t read(const Operand& o, const Thread& t) const {
     switch (o.kind) {
@@ -465,6 +463,7 @@ class BlockRunner {
   const Launch& launch_;
   const GlobalRangeCheck& global_ok_;
   const std::uint64_t budget_;
+  const std::size_t stride_;  // register slots per thread
   std::vector<std::uint64_t> regs_;
   std::vector<Thread> threads_;
   std::vector<std::uint8_t> shared_;
