@@ -21,7 +21,7 @@ struct Recompile {
   std::uint64_t call = 0;     // the call whose failure queued it
   std::string anchor;
   std::string cause;          // "guard x.dim0 == 8 failed (saw 16)", "deopt at ..."
-  std::string decision;       // Event::decision of the Retrace: "x.dim0 made symbolic"
+  std::string decision;       // Event::decision of the Retrace: "x.dim0 made symbolic (seen 8..16, divisible by 8)"
   std::string outcome;        // "trace 2 recompiled in 0.412 ms (symbolic fused, exact math)"
   std::uint32_t trace = 0;    // the new trace, 0 when none was compiled
   double compile_ms = 0.0;

@@ -31,6 +31,17 @@ std::int64_t to_ns(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 constexpr std::uint64_t kRetraceAfterFailures = 2;
+
+// "x.dim0 made symbolic (seen 8..16, divisible by 8)"; with several dims,
+// "x.dim0, y.dim0 made symbolic (x.dim0 seen 8..9; y.dim0 seen 8..9)".
+std::string describe_made_symbolic(const std::vector<std::pair<std::string, const DimFacts*>>& dims) {
+  std::string names, facts;
+  for (const auto& [name, f] : dims) {
+    names += (names.empty() ? "" : ", ") + name;
+    facts += (facts.empty() ? "" : "; ") + (dims.size() > 1 ? name + " seen " : "seen ") + f->describe();
+  }
+  return names + " made symbolic (" + facts + ")";
+}
 constexpr std::uint64_t kRetraceAfterExits = 2;
 
 std::optional<x86::Isa> choose_isa(const JitOptions& o) {
@@ -419,8 +430,11 @@ std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tie
   ShapeKnowledge knowledge;
   {
     std::lock_guard lock(mu_);
-    const Anchor& a = *anchors_[task.anchor.index];
+    Anchor& a = *anchors_[task.anchor.index];
     po.tier = a.tier;
+    // The recorded shapes are values seen too.
+    for (const TraceValue& v : task.trace.entry)
+      if (v.defined) a.knowledge.note_values(v.reg.index, v.shape);
     knowledge = a.knowledge;
   }
   tier = po.tier;
@@ -696,19 +710,36 @@ void Engine::on_guard_failure(vm::AnchorId anchor, const CompiledTrace& failed, 
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
   if (e) events_.add(std::move(*e));
+  note_refused_values(a, plan, headers);
   ++a.failures_since_install;
   if (a.recording || a.compiling || a.wants_recording || a.failures_since_install < kRetraceAfterFailures) return;
   request_retrace(a, anchor, learn_from_refusal(a, plan, guard, headers), call);
 }
 
+// Keeps the values of the entry dims a refused call brought (above 1 and
+// not the recorded one), for the facts of the dims the policy makes
+// symbolic when the failures add up. Caller holds mu_.
+void Engine::note_refused_values(Anchor& a, const Plan& plan, const std::vector<TensorHeader>& headers) {
+  for (std::uint32_t i = 0; i < plan.entry.size(); ++i) {
+    const TraceValue& v = plan.entry[i];
+    if (!v.defined || headers[i].rank != static_cast<std::int64_t>(v.shape.size())) continue;
+    for (std::uint32_t axis = 0; axis < v.shape.size(); ++axis)
+      if (headers[i].dims[axis] > 1 && headers[i].dims[axis] != v.shape[axis])
+        a.refused_values[RegDim{v.reg.index, axis}].note(headers[i].dims[axis]);
+  }
+}
+
 // Learns from the difference between what was recorded and what came: a dim
-// seen with a second value (both > 1) becomes symbolic, dims once equal and
-// now not stop sharing a symbol; rank, dtype and 0/1 changes ask for a
+// seen with a second value (both > 1) becomes symbolic, its facts holding
+// every value refused since the policy last learned; symbolic dims note the
+// value that came; dims once equal
+// and now not stop sharing a symbol; rank, dtype and 0/1 changes ask for a
 // sibling. Caller holds mu_.
 std::string Engine::learn_from_refusal(Anchor& a, const Plan& plan, std::uint32_t guard,
                                        const std::vector<TensorHeader>& headers) {
   const Guard& g = plan.guards.guards[guard];
-  std::string made_symbolic, sibling;
+  std::vector<std::pair<std::string, const DimFacts*>> made_symbolic;
+  std::string sibling;
   for (std::uint32_t i = 0; i < plan.entry.size(); ++i) {
     const TraceValue& v = plan.entry[i];
     const TensorHeader& h = headers[i];
@@ -718,25 +749,33 @@ std::string Engine::learn_from_refusal(Anchor& a, const Plan& plan, std::uint32_
       sibling += (sibling.empty() ? "" : ", ") + name + " changed rank or dtype";
       continue;
     }
+    a.knowledge.note_values(v.reg.index, std::span(h.dims, v.shape.size()));
     for (std::uint32_t axis = 0; axis < v.shape.size(); ++axis) {
       const std::int64_t was = v.shape[axis], now = h.dims[axis];
       if (was == now) continue;
       if (was > 1 && now > 1) {
-        if (a.knowledge.symbolic.insert(RegDim{v.reg.index, axis}).second)
-          made_symbolic += (made_symbolic.empty() ? "" : ", ") + name + ".dim" + std::to_string(axis);
+        const RegDim dim{v.reg.index, axis};
+        const auto [it, added] = a.knowledge.symbolic.try_emplace(dim);
+        if (!added) continue;
+        it->second.note(was);
+        it->second.note(now);
+        if (const auto refused = a.refused_values.find(dim); refused != a.refused_values.end())
+          it->second.merge(refused->second);
+        made_symbolic.emplace_back(name + ".dim" + std::to_string(axis), &it->second);
       } else {
         sibling += (sibling.empty() ? "" : ", ") + name + ".dim" + std::to_string(axis) + " is " +
                    std::to_string(now) + " (stays exact)";
       }
     }
   }
+  a.refused_values.clear();
   if (g.kind == GuardKind::DimsEqual)
     a.knowledge.unequal.insert({RegDim{plan.entry_regs[g.tensor].index, g.axis},
                                 RegDim{plan.entry_regs[g.tensor2].index, g.axis2}});
   std::string decision;
   if (!made_symbolic.empty()) {
     a.tier = std::max(a.tier, Tier::SymbolicFused);
-    decision = made_symbolic + " made symbolic";
+    decision = describe_made_symbolic(made_symbolic);
   }
   if (!sibling.empty()) decision += (decision.empty() ? "sibling trace: " : "; sibling trace: ") + sibling;
   if (decision.empty()) decision = "sibling trace (" + describe_guard(g, plan.entry_names) + ")";
@@ -781,6 +820,7 @@ void Engine::on_side_refused(vm::AnchorId anchor, const CompiledTrace& refused, 
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
   if (e) events_.add(std::move(*e));
+  note_refused_values(a, plan, headers);
   if (a.recording || a.compiling || a.side_requested(plan.start_pc) ||
       refused.exit_count(guard) < kRetraceAfterFailures || !wants_side_trace(a, plan.start_pc))
     return;

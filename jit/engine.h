@@ -164,6 +164,9 @@ class Engine {
   void log_compiled(const Anchor& a, const CompiledTrace& trace, std::uint64_t call);
   void log_removed(const Anchor& a, const CompiledTrace& trace, const std::string& why, std::uint64_t call);
   bool budget_allows(Anchor& a, vm::AnchorId anchor, std::chrono::steady_clock::time_point now);
+  // The dims' values a refused entry brought, kept for the facts of dims
+  // made symbolic later.
+  void note_refused_values(Anchor& a, const Plan& plan, const std::vector<TensorHeader>& headers);
   // What a refused entry teaches (dims made symbolic, sibling reasons), as
   // the decision text of the retrace it asks for.
   std::string learn_from_refusal(Anchor& a, const Plan& plan, std::uint32_t guard,

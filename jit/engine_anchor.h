@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <set>
 
 #include "jit/engine.h"
@@ -23,6 +24,9 @@ struct Engine::Anchor {
   std::uint64_t compiles_total = 0;  // attempts ever (for reports)
   Tier tier = Tier::ExactFused;
   ShapeKnowledge knowledge;
+  // Values of entry dims that guards refused since the policy last learned
+  // (one entry per dim): the facts a dim made symbolic starts with.
+  std::map<RegDim, DimFacts> refused_values;
   vm::Pc cut_at = vm::kNoPc;
   std::uint32_t replace_trace = 0;  // the variant the next install replaces
   // Side traces (JitOptions::side_traces), most recently installed first:

@@ -21,6 +21,7 @@
 #include "jit/plan_guards.h"
 #include "jit/plan_hoisting.h"
 #include "jit/plan_rows.h"
+#include "jit/plan_versions.h"
 
 namespace canary::jit {
 
@@ -153,9 +154,11 @@ std::optional<ValueSpan> recorded_span(const Trace& trace, std::size_t first, st
 
 // Builds the expression DAG of one group; false when its layout does not
 // collapse into three dims (the ops then run as kernel steps).
+// `seen`: the symbols of a symbolic plan with what was seen of them, which
+// decide the kernel versions the group holds (plan_versions.h).
 bool build_fused(const vm::Program& program, const Trace& trace, const Group& g, const ScalarConstants& constants,
-                 const RegSet& live_after_group, const PlanOptions& options, FusedStep& out,
-                 const InputVersion* held = nullptr) {
+                 const RegSet& live_after_group, const PlanOptions& options, const std::vector<SeenSymbol>& seen,
+                 FusedStep& out, const InputVersion* held = nullptr) {
   GroupDag dag = build_group_dag(program, trace, g.first, g.last, constants, held);
   if (held) out.held_inputs.assign(dag.input_versions.begin(), dag.input_versions.end());
   FusedElementwiseSpec& spec = out.spec;
@@ -200,16 +203,24 @@ bool build_fused(const vm::Program& program, const Trace& trace, const Group& g,
       options.short_row_tiles ? plan_row_tiling(layout, spans.size(), max_row_with_per_row_inputs(spec), 0)
                               : std::nullopt;
   const bool recorded_tiles = tiling && tiling->tiles >= 2;
+  bool per_row_tiles = tiling && tiling->per_row != 0;
   out.tile_short_rows = options.short_row_tiles;
   if (options.tier == Tier::ExactFused) {
     out.exact_layout = std::array{layout.dims[0], layout.dims[1], layout.dims[2]};
     out.tile_short_rows = recorded_tiles;
     if (!out.tile_short_rows) spec.exact_dims = out.exact_layout;
   }
+  // A symbolic group's rows may also tile at the other values its symbols
+  // were seen with (a group recorded on long rows that were short before).
+  if (options.short_row_tiles && options.tier != Tier::ExactFused && !per_row_tiles)
+    for (const CollapsedLayout& l : seen_layouts(trace.ops[g.first].outputs[0].shape, spans, layout, seen)) {
+      const std::optional<RowTiling> t = plan_row_tiling(l, spans.size(), max_row_with_per_row_inputs(spec), 0);
+      per_row_tiles = per_row_tiles || (t && t->per_row != 0);
+    }
   // Per-row inputs need the per-element kernel: an exact group when its
   // recorded call tiles, a symbolic one also when that call had too few rows
-  // (later calls of more rows may tile).
-  if (tiling && tiling->per_row != 0 && (recorded_tiles || options.tier != Tier::ExactFused)) {
+  // or too long ones (later calls may tile).
+  if (per_row_tiles && (recorded_tiles || options.tier != Tier::ExactFused)) {
     out.per_element_spec = spec;
     out.per_element_spec->inner_broadcast.assign(spec.inner_broadcast.size(), false);
     out.per_row_max_row = max_row_with_per_row_inputs(spec);
@@ -297,7 +308,7 @@ PlanOrder plan_order(const vm::Program& program, const Trace& recorded, const Sc
     for (const GroupRange& range : order.reordered.groups) {
       FusedStep dry;
       if (range.sunk && !build_fused(program, trace, Group{range.first, range.last}, constants,
-                                     order.live_after[range.last], options, dry, &held)) {
+                                     order.live_after[range.last], options, {}, dry, &held)) {
         for (GroupMembers& run : adjacent_runs(members[range.group])) next.push_back(std::move(run));
         split = true;
       } else {
@@ -466,6 +477,7 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
     plan.loop_iteration = program.outputs_of(header)[0];
   }
   plan_entry_guards(program, recorded, knowledge, plan);
+  const std::vector<SeenSymbol> seen = seen_symbols(plan);
 
   const ScalarConstants constants = scalar_constants(program);
   const bool rows_allowed = options.tier != Tier::Unfused;
@@ -483,7 +495,7 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
     if (contractions[i]) {
       FusedStep separate;
       const Group g{i + 1, contractions[i]->last};
-      if (build_fused(program, trace, g, constants, live_after[g.last], options, separate)) {
+      if (build_fused(program, trace, g, constants, live_after[g.last], options, seen, separate)) {
         ContractionStep& c = contractions[i]->step;
         c.min_elements = options.epilogue_min_elements > 0 ? options.epilogue_min_elements
                                                            : default_epilogue_min_elements();
@@ -512,7 +524,8 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
         }
       }
       FusedStep fs;
-      if (build_fused(program, trace, g, constants, live_after[g.last], options, fs, range.sunk ? &held : nullptr)) {
+      if (build_fused(program, trace, g, constants, live_after[g.last], options, seen, fs,
+                      range.sunk ? &held : nullptr)) {
         plan.fused_ops += g.last - g.first + 1;
         // A sunk group runs at its last member's place and exits there.
         fs.sunk = range.sunk;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "jit/device_chain.h"
+#include "jit/shape_knowledge.h"
 #include "jit/fused_kernel.h"
 #include "jit/fused_row.h"
 #include "jit/guard.h"
@@ -37,23 +39,6 @@ struct DimRef {
   std::uint32_t axis = 0;
   friend bool operator<(DimRef a, DimRef b) { return std::pair(a.entry, a.axis) < std::pair(b.entry, b.axis); }
   friend bool operator==(DimRef a, DimRef b) { return a.entry == b.entry && a.axis == b.axis; }
-};
-
-// A dim of the value a register holds at the region's entry. Learned facts
-// are keyed by register, not by position in Trace::entry, so they hold for
-// traces that read the entry values in another order.
-struct RegDim {
-  std::uint32_t reg = 0;
-  std::uint32_t axis = 0;
-  friend bool operator<(RegDim a, RegDim b) { return std::pair(a.reg, a.axis) < std::pair(b.reg, b.axis); }
-  friend bool operator==(RegDim a, RegDim b) { return a.reg == b.reg && a.axis == b.axis; }
-};
-
-// What the policy has learned about an anchor's shapes; shapes the planner
-// must not guard by value.
-struct ShapeKnowledge {
-  std::set<RegDim> symbolic;                       // dims seen with several values (never 0 or 1)
-  std::set<std::pair<RegDim, RegDim>> unequal;     // dims once equal, later seen different
 };
 
 struct FusedStep {
@@ -222,8 +207,10 @@ struct Plan {
     std::uint32_t output = 0;  // index into hoisted_outputs[hoist]
   };
   std::vector<Unpark> unparks;
-  // Symbolic dims: symbol slot -> the entry dims it stands for.
+  // Symbolic dims: symbol slot -> the entry dims it stands for, and what was
+  // seen of the slot's first dim (ShapeKnowledge; not guarded).
   std::vector<std::vector<DimRef>> symbols;
+  std::vector<DimFacts> symbol_facts;
   bool loops = false;                   // iterate the steps (loop trace)
   bool side = false;                    // a side trace, entered from exits that resume at start_pc
   vm::Pc anchor_pc = 0, start_pc = 0, end_pc = 0;

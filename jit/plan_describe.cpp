@@ -92,6 +92,14 @@ std::string Plan::describe(const vm::Program& program) const {
      << end_pc << (side ? " (entered from exits that resume at pc " + std::to_string(start_pc) + ")" : "") << "\n";
   os << "  guards (" << guards.guards.size() << "):\n";
   for (const Guard& g : guards.guards) os << "    " << describe_guard(g, entry_names) << "\n";
+  if (!symbols.empty()) {
+    os << "  symbols (" << symbols.size() << ", values seen: not guarded):\n";
+    for (std::size_t s = 0; s < symbols.size(); ++s) {
+      const DimRef d = symbols[s].front();
+      os << "    s" << s << " = " << entry_names[d.entry] << ".dim" << d.axis << ": " << symbol_facts[s].describe()
+         << "\n";
+    }
+  }
   os << "  steps (" << steps.size() << "):\n";
   for (const Step& s : steps) os << "    " << step_line(*this, s, program) << "\n";
   if (!device_chains.empty()) {

@@ -52,6 +52,8 @@ void guard_symbolic_dim(const DimRef& dim, std::int64_t seen, const ShapeKnowled
   }
   const auto slot = static_cast<std::uint32_t>(plan.symbols.size());
   plan.symbols.push_back({dim});
+  const auto facts = knowledge.symbolic.find(RegDim{plan.entry_regs[dim.entry].index, dim.axis});
+  plan.symbol_facts.push_back(facts != knowledge.symbolic.end() ? facts->second : DimFacts{});
   if (it == symbol_of_value.end()) symbol_of_value.emplace(seen, slot);
   plan.guards.guards.push_back(make(GuardKind::DimRange, dim.entry, dim.axis, 2, kMaxSymbolicDim));
   plan.guards.guards.push_back(make(GuardKind::CaptureDim, dim.entry, dim.axis, slot));

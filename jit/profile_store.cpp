@@ -1,8 +1,10 @@
 // Shape profile files: a small line format,
-//   canary-jit-profile 1 <fingerprint>
+//   canary-jit-profile 2 <fingerprint>
 //   anchor <name-length> <name> tier <0|1|2>
-//   symbolic <register> <axis>
+//   symbolic <register> <axis> <lo> <hi> <divisor>   (DimFacts; 0 0 0: not recorded)
 //   unequal <register> <axis> <register> <axis>
+// Version 1 files (symbolic lines without facts) still load: their dims
+// start with no facts and learn them again.
 #include "jit/profile_store.h"
 
 #include <filesystem>
@@ -10,6 +12,10 @@
 #include <sstream>
 
 namespace canary::jit {
+
+namespace {
+constexpr int kProfileVersion = 2;
+}  // namespace
 
 std::string program_fingerprint(const vm::Program& program) {
   std::string f = std::to_string(program.instruction_count()) + ":" + std::to_string(program.register_count());
@@ -26,10 +32,11 @@ bool save_profile(const std::string& path, const vm::Program& program, const std
       error = "cannot write the JIT profile '" + tmp + "'";
       return false;
     }
-    out << "canary-jit-profile 1 " << program_fingerprint(program) << "\n";
+    out << "canary-jit-profile " << kProfileVersion << " " << program_fingerprint(program) << "\n";
     for (const AnchorProfile& a : anchors) {
       out << "anchor " << a.anchor.size() << " " << a.anchor << " tier " << static_cast<int>(a.tier) << "\n";
-      for (const RegDim& d : a.knowledge.symbolic) out << "symbolic " << d.reg << " " << d.axis << "\n";
+      for (const auto& [d, f] : a.knowledge.symbolic)
+        out << "symbolic " << d.reg << " " << d.axis << " " << f.lo << " " << f.hi << " " << f.divisor << "\n";
       for (const auto& [x, y] : a.knowledge.unequal)
         out << "unequal " << x.reg << " " << x.axis << " " << y.reg << " " << y.axis << "\n";
     }
@@ -49,6 +56,17 @@ bool save_profile(const std::string& path, const vm::Program& program, const std
 
 namespace {
 
+// Facts as a file writes them: none (all 0), or 2 <= lo <= hi with one of the divisors.
+bool valid_facts(const DimFacts& f) {
+  if (f == DimFacts{}) return true;
+  const bool divisor_ok = f.divisor == 1 || f.divisor == 4 || f.divisor == 8 || f.divisor == 16;
+  return divisor_ok && f.lo >= 2 && f.lo <= f.hi && f.lo % f.divisor == 0 && f.hi % f.divisor == 0;
+}
+
+std::string facts_text(const DimFacts& f) {
+  return std::to_string(f.lo) + " " + std::to_string(f.hi) + " " + std::to_string(f.divisor);
+}
+
 bool fail(std::string& error, const std::string& path, int line, const std::string& what) {
   error = "JIT profile '" + path + "' line " + std::to_string(line) + ": " + what;
   return false;
@@ -62,8 +80,9 @@ bool load_profile(const std::string& path, const vm::Program& program, std::vect
   if (!in) return true;  // no profile yet: start cold
   std::string header, fingerprint;
   int version = 0;
-  if (!(in >> header >> version >> fingerprint) || header != "canary-jit-profile" || version != 1)
-    return fail(error, path, 1, "not a canary JIT profile (version 1)");
+  if (!(in >> header >> version >> fingerprint) || header != "canary-jit-profile" || version < 1 ||
+      version > kProfileVersion)
+    return fail(error, path, 1, "not a canary JIT profile (version 1 or " + std::to_string(kProfileVersion) + ")");
   if (fingerprint != program_fingerprint(program))
     return fail(error, path, 1, "written for another model (fingerprint " + fingerprint + ")");
   std::vector<AnchorProfile> loaded;
@@ -84,8 +103,11 @@ bool load_profile(const std::string& path, const vm::Program& program, std::vect
       loaded.push_back({name, static_cast<Tier>(tier), {}});
     } else if (word == "symbolic" && !loaded.empty()) {
       RegDim d;
-      if (!(in >> d.reg >> d.axis)) return fail(error, path, line, "bad symbolic line");
-      loaded.back().knowledge.symbolic.insert(d);
+      DimFacts f;
+      if (!(in >> d.reg >> d.axis) || (version >= 2 && !(in >> f.lo >> f.hi >> f.divisor)))
+        return fail(error, path, line, "bad symbolic line");
+      if (!valid_facts(f)) return fail(error, path, line, "bad facts of a symbolic dim: " + facts_text(f));
+      loaded.back().knowledge.symbolic[d] = f;
     } else if (word == "unequal" && !loaded.empty()) {
       RegDim a, b;
       if (!(in >> a.reg >> a.axis >> b.reg >> b.axis)) return fail(error, path, line, "bad unequal line");

@@ -1,6 +1,7 @@
 // The learned shape profile on disk: per anchor, the tier reached and the
-// dims known to be symbolic or unequal, so a restarted service compiles its
-// first trace at what it had learned instead of relearning it call by call.
+// dims known to be symbolic (with the facts seen of each) or unequal, so a
+// restarted service compiles its first trace at what it had learned instead
+// of relearning it call by call.
 #pragma once
 
 #include <string>

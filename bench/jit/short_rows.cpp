@@ -12,6 +12,13 @@
 // tanh: its short rows tile through the group's per-element kernel, with r
 // expanded for each chunk of tiles (fused_tiling.h).
 //
+// A third table measures the versions a symbolic compile holds
+// (jit/plan_versions.h): the per-row scale model compiled symbolic from a
+// call of long rows (300 floats), once after rows of C floats had been
+// seen (the dim's facts reach down to C, so the compile holds the
+// per-element kernel) and once when only long rows came before (it does
+// not); then both run calls of rows of C floats.
+//
 // Every row count moves the same bytes, so the time per call shows what the
 // kernel's per-row work costs against the same group over long rows. Sessions,
 // in rotating order: the exact-shape variant (one shape seen), the symbolic
@@ -111,6 +118,40 @@ void row(const BenchModel& model, const char* isa, std::int64_t cols, const Args
               p / s, diff);
 }
 
+// Warms a session so that its symbolic compile records rows of 300 floats:
+// exact at 200, then refused twice (by `first_refused` columns, then 300).
+void learn_then_record_long_rows(canary::Session& s, std::int64_t first_refused) {
+  for (int i = 0; i < 3; ++i) s.run(scaled_inputs(700, 200));
+  s.run(scaled_inputs(640, first_refused));
+  s.run(scaled_inputs(900, 300));
+}
+
+void seen_row(const char* isa, std::int64_t cols, const Args& args) {
+  const std::int64_t rows = kElements / cols;
+  canary::Runtime seen_rt(tiles_options(true, true, isa)), unseen_rt(tiles_options(true, true, isa));
+  canary::Runtime plain_rt(tiles_options(false, false, isa));
+  canary::Model seen_model = seen_rt.load_text(kScaled), unseen_model = unseen_rt.load_text(kScaled);
+  canary::Session seen = seen_model.session(), unseen = unseen_model.session();
+  canary::Session plain = plain_rt.load_text(kScaled).session();
+  learn_then_record_long_rows(seen, cols);
+  learn_then_record_long_rows(unseen, 250);
+  const NamedTensors in = scaled_inputs(rows, cols);
+  const canary::Tensor want = plain.run(in).at("y");
+  const double diff = std::max(max_abs_diff(seen.run(in).at("y"), want), max_abs_diff(unseen.run(in).at("y"), want));
+  const int calls = std::max(1, canary::bench::calls_for(args.target_ms, [&] { seen.run(in); }));
+  std::vector<double> samples[2];
+  canary::Session* const sessions[2] = {&seen, &unseen};
+  canary::bench::rotating_samples(sessions, in, args.rounds, calls, samples);
+  const double a = median(samples[0]), b = median(samples[1]);
+  const auto compiles = [](const canary::Session& s) { return static_cast<unsigned long long>(s.stats().jit.compiles); };
+  const auto tiled = [](const canary::Session& s) {
+    return static_cast<unsigned long long>(s.stats().jit.tiled_fused_calls);
+  };
+  std::printf("| %s | [%lld, %lld] | %.3f | %.3f | %.2f | %llu / %llu | %llu / %llu | %.1e |\n", isa,
+              static_cast<long long>(rows), static_cast<long long>(cols), a, b, b / a, compiles(seen), compiles(unseen),
+              tiled(seen), tiled(unseen), diff);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,5 +165,10 @@ int main(int argc, char** argv) {
     for (std::int64_t cols : {5, 7, 8, 12, 20, 100, 16, 64, 1024}) row(normalise, isa, cols, args);
   for (const char* isa : {"avx512", "avx2"})
     for (std::int64_t cols : {5, 12, 20, 100, 1024}) row(scaled, isa, cols, args);
+  std::printf("\n| isa | x | short rows seen ms | not seen ms | not seen/seen | compiles seen / not | tiled calls "
+              "seen / not | max|diff| |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (const char* isa : {"avx512", "avx2"})
+    for (std::int64_t cols : {5, 12, 20}) seen_row(isa, cols, args);
   return 0;
 }

@@ -39,7 +39,11 @@ ShapeKnowledge all_dims_symbolic(const Trace& trace, ShapeKnowledge knowledge) {
   for (const TraceValue& v : trace.entry) {
     if (!v.defined) continue;
     for (std::uint32_t axis = 0; axis < v.shape.size(); ++axis)
-      if (v.shape[axis] > 1) knowledge.symbolic.insert(RegDim{v.reg.index, axis});
+      if (v.shape[axis] > 1) {
+        // A dim already learned keeps its facts; a new one has seen its recorded value.
+        const auto [it, added] = knowledge.symbolic.try_emplace(RegDim{v.reg.index, axis});
+        if (added) it->second.note(v.shape[axis]);
+      }
   }
   return knowledge;
 }

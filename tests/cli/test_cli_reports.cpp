@@ -99,8 +99,8 @@ TEST_CASE("cli explain: every event in order, in words, and why it recompiled", 
   REQUIRE(text.status == 0);
   CHECK_THAT(text.out, Catch::Contains("call 11: guard x.dim0 == 8 failed (saw 16)"));
   CHECK_THAT(text.out, Catch::Contains("call 12: retrace of 'entry' queued -> x.dim0 made symbolic"));
-  CHECK_THAT(text.out, Catch::Contains("call 12: guard x.dim0 == 8 failed (saw 16) -> x.dim0 made symbolic -> "
-                                       "trace 2 recompiled in "));
+  CHECK_THAT(text.out, Catch::Contains("call 12: guard x.dim0 == 8 failed (saw 16) -> x.dim0 made symbolic "
+                                       "(seen 8..16, divisible by 8) -> trace 2 recompiled in "));
   CHECK_THAT(text.out, Catch::Contains("cost model"));
 
   const CliResult r = run_on_batch_stream(dir, "explain", {"--json"});
@@ -125,7 +125,7 @@ TEST_CASE("cli explain: every event in order, in words, and why it recompiled", 
   CHECK(doc["counts"]["guard-failed"] == 2);
   REQUIRE(doc["recompiles"].size() == 1);
   CHECK(doc["recompiles"][0]["call"] == 12);
-  CHECK(doc["recompiles"][0]["decision"] == "x.dim0 made symbolic");
+  CHECK(doc["recompiles"][0]["decision"] == "x.dim0 made symbolic (seen 8..16, divisible by 8)");
   CHECK(doc["recompiles"][0]["trace"] == 2);
   CHECK(doc["cost_model"]["enabled"] == false);
   CHECK(doc["cost_model"]["decisions"].empty());

@@ -78,7 +78,7 @@ TEST_CASE("exact plans guard every dim by value; symbolic ones by range and capt
   CHECK(std::find(described.begin(), described.end(), "x.rank == 2") != described.end());
 
   ShapeKnowledge k;
-  k.symbolic.insert(RegDim{r.trace.entry[0].reg.index, 0});
+  k.symbolic.emplace(RegDim{r.trace.entry[0].reg.index, 0}, DimFacts{});
   PlanOptions po;
   po.tier = Tier::SymbolicFused;
   const Plan sym = plan_trace(*r.program, r.trace, k, po);

@@ -64,7 +64,7 @@ TEST_CASE("jit: a new batch size fails the exact guard, then the dim becomes sym
   s.run({{"x", random_tensor({40, 16}, 3)}, {"b", b}});
   auto retraces = events_of(model, EventKind::Retrace);
   REQUIRE(retraces.size() == 1);
-  CHECK(retraces[0].decision == "x.dim0 made symbolic");
+  CHECK(retraces[0].decision == "x.dim0 made symbolic (seen 8..96, divisible by 8)");
   auto compiled = events_of(model, EventKind::Compiled);
   REQUIRE(compiled.size() == 2);
   CHECK(compiled[1].decision.find("symbolic fused") == 0);
@@ -300,7 +300,7 @@ TEST_CASE("jit: dims seen equal share a symbol until they differ", "[unit][jit][
   call(9, 9);  // second failure: both dims made symbolic, sharing one symbol
   auto retraces = events_of(model, EventKind::Retrace);
   REQUIRE(retraces.size() == 1);
-  CHECK(retraces[0].decision == "x.dim0, y.dim0 made symbolic");
+  CHECK(retraces[0].decision == "x.dim0, y.dim0 made symbolic (x.dim0 seen 4..9; y.dim0 seen 4..9)");
   const auto failures_before = s.stats().jit.guard_failures;
   call(12, 12);
   CHECK(s.stats().jit.guard_failures == failures_before);  // one symbolic variant covers it

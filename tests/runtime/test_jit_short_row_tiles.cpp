@@ -183,6 +183,32 @@ TEST_CASE("jit: a symbolic group recorded on too few rows still tiles later call
   CHECK(s.stats().jit.tiled_fused_calls == 1);
 }
 
+TEST_CASE("jit: a symbolic group recorded on long rows tiles the short rows seen before it", "[unit][jit][api][tiling]") {
+  Runtime jit_rt(tiles_options(true)), ref_rt(interpreter_options());
+  const canary::Model model = jit_rt.load_text(kPerRowScale);
+  Session s = model.session(), ref = ref_rt.load_text(kPerRowScale).session();
+  const auto inputs = [](std::int64_t rows, std::int64_t cols, std::uint32_t seed) {
+    return NamedTensors{{"x", random_tensor({rows, cols}, seed)},
+                        {"m", random_tensor({cols}, seed + 1)},
+                        {"r", random_tensor({rows, 1}, seed + 2)}};
+  };
+  // Compiled on rows of 200 floats; a call of rows of 5 and one of rows of
+  // 300 fail its guards and make R and C symbolic (C seen 5..300); the
+  // retrace records the second of them, rows of 300, which never tile.
+  const std::int64_t stream[][2] = {{700, 200}, {700, 200}, {700, 200}, {640, 5}, {900, 300}, {800, 200}};
+  for (const auto& [rows, cols] : stream) check_bits(s, ref, inputs(rows, cols, 30));
+  REQUIRE(s.stats().jit.compiles == 2);
+  INFO(listings(model));
+  CHECK(listings(model).find("= x.dim1: 5..300") != std::string::npos);
+  CHECK(listings(model).find("per-element kernel") != std::string::npos);
+  // Rows of 5 (and 7, never seen) now tile in that compile: a branch, not a compile.
+  const std::uint64_t tiled = s.stats().jit.tiled_fused_calls;
+  check_bits(s, ref, inputs(5000, 5, 31));
+  check_bits(s, ref, inputs(3000, 7, 32));
+  CHECK(s.stats().jit.compiles == 2);
+  CHECK(s.stats().jit.tiled_fused_calls == tiled + 2);
+}
+
 TEST_CASE("jit: per-row inputs on a call split across threads run row by row", "[unit][jit][api][tiling]") {
   Runtime jit_rt(tiles_options(true, 2)), ref_rt(interpreter_options());
   Session s = jit_rt.load_text(kPerRowScale).session(), ref = ref_rt.load_text(kPerRowScale).session();
