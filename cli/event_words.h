@@ -25,7 +25,8 @@ struct Recompile {
   std::string outcome;        // "trace 2 recompiled in 0.412 ms (symbolic fused, exact math)"
   std::uint32_t trace = 0;    // the new trace, 0 when none was compiled
   double compile_ms = 0.0;
-  // "call 13: guard x.dim0 == 8 failed (saw 16) -> x.dim0 made symbolic -> trace 2 recompiled in ...".
+  // "call 13: guard x.dim0 == 8 failed (saw 16) -> x.dim0 made symbolic (seen 8..16, divisible by 8)
+  // -> trace 2 recompiled in ...".
   std::string text() const;
 };
 

@@ -5,7 +5,7 @@
 // the values seen and the largest of 16, 8 and 4 dividing all of them.
 //
 // Facts are not guarded. Every kernel a symbolic plan compiles takes any
-// value the dim's range guard admits (2 and up), so a value outside the
+// value the dim's range guard admits (2 to 2^40), so a value outside the
 // range seen or off its divisor costs a run-time branch, never a compile.
 // What facts decide is which versions one compile holds
 // (jit/plan_versions.h): a group whose dims were seen short enough to run

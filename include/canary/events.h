@@ -44,7 +44,8 @@ struct Event {
   std::uint32_t pc = 0;           // bytecode pc where it happened (deopt: where the interpreter resumed)
   std::string guard;              // GuardFailed / Deopt: the guard, "x.dim1 == 128"
   std::string observed;           // what was seen instead, "saw 96"
-  std::string decision;           // Retrace: "dim1 made symbolic"; Compiled: the variant
+  // Retrace: "x.dim1 made symbolic (seen 96..128, divisible by 16)"; Compiled: the variant.
+  std::string decision;
   std::string message;            // everything above in one readable sentence
   double duration_ms = 0.0;       // Compiled / CompileFailed: compile time
   std::uint64_t code_bytes = 0;   // Compiled: machine code size
