@@ -730,11 +730,10 @@ void Engine::note_refused_values(Anchor& a, const Plan& plan, const std::vector<
 }
 
 // Learns from the difference between what was recorded and what came: a dim
-// seen with a second value (both > 1) becomes symbolic, its facts holding
-// every value refused since the policy last learned; symbolic dims note the
-// value that came; dims once equal
-// and now not stop sharing a symbol; rank, dtype and 0/1 changes ask for a
-// sibling. Caller holds mu_.
+// seen with a second value (both > 1) becomes symbolic; every symbolic dim's
+// facts take in the values refused since the policy last learned; dims once
+// equal and now not stop sharing a symbol; rank, dtype and 0/1 changes ask
+// for a sibling. Caller holds mu_.
 std::string Engine::learn_from_refusal(Anchor& a, const Plan& plan, std::uint32_t guard,
                                        const std::vector<TensorHeader>& headers) {
   const Guard& g = plan.guards.guards[guard];
@@ -759,8 +758,6 @@ std::string Engine::learn_from_refusal(Anchor& a, const Plan& plan, std::uint32_
         if (!added) continue;
         it->second.note(was);
         it->second.note(now);
-        if (const auto refused = a.refused_values.find(dim); refused != a.refused_values.end())
-          it->second.merge(refused->second);
         made_symbolic.emplace_back(name + ".dim" + std::to_string(axis), &it->second);
       } else {
         sibling += (sibling.empty() ? "" : ", ") + name + ".dim" + std::to_string(axis) + " is " +
@@ -768,6 +765,12 @@ std::string Engine::learn_from_refusal(Anchor& a, const Plan& plan, std::uint32_
       }
     }
   }
+  // Every value refused since the policy last learned goes to the facts of
+  // the dims made symbolic now and of those already symbolic: a call a
+  // guard of another dim refused, or one the trace compiled before a dim
+  // became symbolic refused, still brought a value of that dim.
+  for (const auto& [dim, refused] : a.refused_values)
+    if (const auto it = a.knowledge.symbolic.find(dim); it != a.knowledge.symbolic.end()) it->second.merge(refused);
   a.refused_values.clear();
   if (g.kind == GuardKind::DimsEqual)
     a.knowledge.unequal.insert({RegDim{plan.entry_regs[g.tensor].index, g.axis},

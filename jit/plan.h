@@ -207,10 +207,13 @@ struct Plan {
     std::uint32_t output = 0;  // index into hoisted_outputs[hoist]
   };
   std::vector<Unpark> unparks;
-  // Symbolic dims: symbol slot -> the entry dims it stands for, and what was
-  // seen of the slot's first dim (ShapeKnowledge; not guarded).
-  std::vector<std::vector<DimRef>> symbols;
-  std::vector<DimFacts> symbol_facts;
+  // Symbolic dims, by symbol slot: the entry dims a slot stands for, and
+  // what was seen of its first dim (ShapeKnowledge; not guarded).
+  struct Symbol {
+    std::vector<DimRef> dims;  // never empty
+    DimFacts facts;
+  };
+  std::vector<Symbol> symbols;
   bool loops = false;                   // iterate the steps (loop trace)
   bool side = false;                    // a side trace, entered from exits that resume at start_pc
   vm::Pc anchor_pc = 0, start_pc = 0, end_pc = 0;

@@ -95,8 +95,8 @@ std::string Plan::describe(const vm::Program& program) const {
   if (!symbols.empty()) {
     os << "  symbols (" << symbols.size() << ", values seen: not guarded):\n";
     for (std::size_t s = 0; s < symbols.size(); ++s) {
-      const DimRef d = symbols[s].front();
-      os << "    s" << s << " = " << entry_names[d.entry] << ".dim" << d.axis << ": " << symbol_facts[s].describe()
+      const DimRef d = symbols[s].dims.front();
+      os << "    s" << s << " = " << entry_names[d.entry] << ".dim" << d.axis << ": " << symbols[s].facts.describe()
          << "\n";
     }
   }

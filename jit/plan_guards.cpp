@@ -12,10 +12,6 @@ namespace canary::jit {
 
 namespace {
 
-// Largest dim a symbolic guard admits (beyond it the size checks of the
-// kernels and Options::max_tensor_bytes decide).
-constexpr std::int64_t kMaxSymbolicDim = std::int64_t{1} << 40;
-
 std::string entry_name(const vm::Program& program, vm::RegId reg, vm::Pc pc) {
   for (const vm::LiveRange& r : program.live_ranges())
     if (r.reg == reg && r.begin <= pc && pc <= r.end) return program.value_names().at(r.value);
@@ -38,7 +34,7 @@ void guard_symbolic_dim(const DimRef& dim, std::int64_t seen, const ShapeKnowled
                         std::map<std::int64_t, std::uint32_t>& symbol_of_value, Plan& plan) {
   auto it = symbol_of_value.find(seen);
   if (it != symbol_of_value.end()) {
-    const DimRef first = plan.symbols[it->second].front();
+    const DimRef first = plan.symbols[it->second].dims.front();
     const RegDim a{plan.entry_regs[first.entry].index, first.axis}, b{plan.entry_regs[dim.entry].index, dim.axis};
     const bool known_unequal = knowledge.unequal.count({a, b}) || knowledge.unequal.count({b, a});
     if (!known_unequal) {
@@ -46,14 +42,13 @@ void guard_symbolic_dim(const DimRef& dim, std::int64_t seen, const ShapeKnowled
       g.tensor2 = first.entry;
       g.axis2 = first.axis;
       plan.guards.guards.push_back(g);
-      plan.symbols[it->second].push_back(dim);
+      plan.symbols[it->second].dims.push_back(dim);
       return;
     }
   }
   const auto slot = static_cast<std::uint32_t>(plan.symbols.size());
-  plan.symbols.push_back({dim});
   const auto facts = knowledge.symbolic.find(RegDim{plan.entry_regs[dim.entry].index, dim.axis});
-  plan.symbol_facts.push_back(facts != knowledge.symbolic.end() ? facts->second : DimFacts{});
+  plan.symbols.push_back({{dim}, facts != knowledge.symbolic.end() ? facts->second : DimFacts{}});
   if (it == symbol_of_value.end()) symbol_of_value.emplace(seen, slot);
   plan.guards.guards.push_back(make(GuardKind::DimRange, dim.entry, dim.axis, 2, kMaxSymbolicDim));
   plan.guards.guards.push_back(make(GuardKind::CaptureDim, dim.entry, dim.axis, slot));

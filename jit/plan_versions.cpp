@@ -17,6 +17,16 @@ Shape at_sample(std::span<const std::int64_t> shape, const std::vector<SeenSymbo
   return out;
 }
 
+// Whether `shape` holds a number of elements an int64 counts. Each sample
+// is at most kMaxSymbolicDim, but a group with several symbolic dims at
+// their largest can still hold more than any call could bring.
+bool countable(std::span<const std::int64_t> shape) {
+  std::int64_t elements = 1;
+  for (std::int64_t d : shape)
+    if (__builtin_mul_overflow(elements, d, &elements)) return false;
+  return true;
+}
+
 bool same_collapse(const CollapsedLayout& a, const CollapsedLayout& b) {
   return std::equal(std::begin(a.full), std::end(a.full), std::begin(b.full)) &&
          a.inner_broadcast == b.inner_broadcast;
@@ -26,10 +36,10 @@ bool same_collapse(const CollapsedLayout& a, const CollapsedLayout& b) {
 
 std::vector<SeenSymbol> seen_symbols(const Plan& plan) {
   std::vector<SeenSymbol> seen;
-  for (std::size_t s = 0; s < plan.symbols.size(); ++s) {
-    if (!plan.symbol_facts[s].known()) continue;
-    const DimRef d = plan.symbols[s].front();
-    seen.push_back({plan.entry[d.entry].shape[d.axis], plan.symbol_facts[s]});
+  for (const Plan::Symbol& s : plan.symbols) {
+    if (!s.facts.known()) continue;
+    const DimRef d = s.dims.front();
+    seen.push_back({plan.entry[d.entry].shape[d.axis], s.facts});
   }
   return seen;
 }
@@ -47,6 +57,7 @@ std::vector<CollapsedLayout> seen_layouts(std::span<const std::int64_t> out,
   if (seen.empty()) return layouts;
   for (int k = 0; k < kSymbolSamples; ++k) {
     const Shape o = at_sample(out, seen, k);
+    if (!countable(o)) continue;  // inputs broadcast to `o`: they hold no more
     std::vector<Shape> in;
     for (std::span<const std::int64_t> s : inputs) in.push_back(at_sample(s, seen, k));
     std::vector<std::span<const std::int64_t>> spans(in.begin(), in.end());

@@ -11,6 +11,7 @@ std::int64_t power_divisor(std::int64_t value) {
 }
 
 void DimFacts::note(std::int64_t value) {
+  if (value < 2 || value > kMaxSymbolicDim) return;
   if (!known()) {
     lo = hi = value;
     divisor = power_divisor(value);
@@ -42,7 +43,6 @@ std::string DimFacts::describe() const {
 
 void ShapeKnowledge::note_values(std::uint32_t reg, std::span<const std::int64_t> dims) {
   for (std::uint32_t axis = 0; axis < dims.size(); ++axis) {
-    if (dims[axis] < 2) continue;
     const auto it = symbolic.find(RegDim{reg, axis});
     if (it != symbolic.end()) it->second.note(dims[axis]);
   }

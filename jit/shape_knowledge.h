@@ -5,7 +5,7 @@
 // the values seen and the largest of 16, 8 and 4 dividing all of them.
 //
 // Facts are not guarded. Every kernel a symbolic plan compiles takes any
-// value the dim's range guard admits (2 to 2^40), so a value outside the
+// value the dim's range guard admits (2 to kMaxSymbolicDim), so a value outside the
 // range seen or off its divisor costs a run-time branch, never a compile.
 // What facts decide is which versions one compile holds
 // (jit/plan_versions.h): a group whose dims were seen short enough to run
@@ -32,6 +32,11 @@ struct RegDim {
   friend bool operator==(RegDim a, RegDim b) { return a.reg == b.reg && a.axis == b.axis; }
 };
 
+// The largest value a symbolic dim's range guard admits (jit/plan_guards.cpp;
+// beyond it the size checks of the kernels and Options::max_tensor_bytes
+// decide).
+inline constexpr std::int64_t kMaxSymbolicDim = std::int64_t{1} << 40;
+
 // The largest of 16, 8 and 4 that divides `value`, or 1.
 std::int64_t power_divisor(std::int64_t value);
 
@@ -40,7 +45,9 @@ struct DimFacts {
   std::int64_t divisor = 0;     // 16, 8, 4 or 1; 0 while nothing was seen
 
   bool known() const { return divisor != 0; }
-  // Widens the facts to hold `value` (> 1: symbolic dims are never 0 or 1).
+  // Widens the facts to hold `value`. Values a symbolic dim never takes
+  // (0, 1, above kMaxSymbolicDim) are left out: those calls are refused by
+  // the range guard and go to sibling traces.
   void note(std::int64_t value);
   // Widens the facts to hold every value `other` holds.
   void merge(const DimFacts& other);

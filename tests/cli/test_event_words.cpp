@@ -45,7 +45,7 @@ TEST_CASE("explain: a retrace is paired with the failure before it and the compi
   g.guard = "x.dim1 == 128";
   g.observed = "saw 96";
   Event r = event(EventKind::Retrace, 18, 0);
-  r.decision = "x.dim1 made symbolic";
+  r.decision = "x.dim1 made symbolic (seen 96..128, divisible by 16)";
   Event other = event(EventKind::Compiled, 18, 7);
   other.anchor = "rnn";  // another anchor's compile does not close the chain
   Event c = event(EventKind::Compiled, 19, 2);
@@ -58,7 +58,8 @@ TEST_CASE("explain: a retrace is paired with the failure before it and the compi
   CHECK(chains[0].trace == 2);
   CHECK(chains[0].compile_ms == 0.25);
   CHECK(chains[0].text() ==
-        "call 18: guard x.dim1 == 128 failed (saw 96) -> x.dim1 made symbolic -> trace 2 recompiled in 0.250 ms "
+        "call 18: guard x.dim1 == 128 failed (saw 96) -> x.dim1 made symbolic (seen 96..128, divisible by 16) -> trace 2 "
+        "recompiled in 0.250 ms "
         "(symbolic fused, exact math)");
   CHECK(chains[1].trace == 0);
   CHECK(chains[1].outcome == "not compiled by the end of the run");

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include <unistd.h>
 
@@ -45,8 +46,9 @@ Recorded record_per_row_scale(std::int64_t rows, std::int64_t cols) {
 }
 
 // Knowledge with R and C symbolic (x.dim0, x.dim1, m.dim0, r.dim0), C
-// having been seen as `cols`, R as 64..5000.
-ShapeKnowledge per_row_scale_knowledge(const Recorded& r, const DimFacts& cols) {
+// having been seen as `cols`, R as `rows`.
+ShapeKnowledge per_row_scale_knowledge(const Recorded& r, const DimFacts& cols,
+                                       const DimFacts& rows = facts_of({64, 5000})) {
   ShapeKnowledge k;
   std::uint32_t x = 0, m = 0, rr = 0;
   for (const TraceValue& v : r.trace.entry) {
@@ -54,7 +56,6 @@ ShapeKnowledge per_row_scale_knowledge(const Recorded& r, const DimFacts& cols) 
     else if (v.shape.size() == 1) m = v.reg.index;
     else rr = v.reg.index;
   }
-  const DimFacts rows = facts_of({64, 5000});
   k.symbolic[RegDim{x, 0}] = rows;
   k.symbolic[RegDim{rr, 0}] = rows;
   k.symbolic[RegDim{x, 1}] = cols;
@@ -95,6 +96,13 @@ TEST_CASE("dim facts keep the range seen and the largest of 16, 8, 4 dividing ev
   f.note(37);
   CHECK(f.describe() == "36..200");
   CHECK(f.divisor == 1);
+  // Values no symbolic dim takes (the range guard refuses them) stay out.
+  for (std::int64_t v : {std::int64_t{0}, std::int64_t{1}, std::int64_t{-8}, kMaxSymbolicDim + 16,
+                         std::numeric_limits<std::int64_t>::max()})
+    f.note(v);
+  CHECK(f == DimFacts{36, 200, 1});
+  f.note(kMaxSymbolicDim);
+  CHECK(f.hi == kMaxSymbolicDim);
 }
 
 TEST_CASE("the samples versions are decided on: smallest, next residue, largest", "[unit][jit][policy]") {
@@ -127,9 +135,16 @@ TEST_CASE("a symbolic group gets the per-element kernel when its rows were seen 
   CHECK_FALSE(has_per_element_kernel(r, per_row_scale_knowledge(r, facts_of({48}))));
   CHECK_FALSE(has_per_element_kernel(r, per_row_scale_knowledge(r, facts_of({40, 48}))));
   // Short rows that were always whole vectors (16, 48: divisible by 16) do
-  // not tile; divisible by 8 only, some rows end in half a vector and do.
+  // not tile. Seen at 16, 40 and 48, divisible by 8 only: rows may end in
+  // half a vector, and the sample of that residue (24, not itself seen)
+  // tiles.
   CHECK_FALSE(has_per_element_kernel(r, per_row_scale_knowledge(r, facts_of({16, 48}))));
   CHECK(has_per_element_kernel(r, per_row_scale_knowledge(r, facts_of({16, 40, 48}))));
+  // Both dims seen up to the largest the range guard admits: the sample
+  // with both at their largest counts more elements than an int64 holds and
+  // is left out; the others still decide.
+  CHECK(has_per_element_kernel(
+      r, per_row_scale_knowledge(r, facts_of({5, kMaxSymbolicDim}), facts_of({64, kMaxSymbolicDim}))));
   // Nothing recorded of C (a version 1 profile): decided on the recorded rows.
   CHECK_FALSE(has_per_element_kernel(r, per_row_scale_knowledge(r, DimFacts{})));
 
@@ -168,7 +183,9 @@ TEST_CASE("the shape profile keeps each symbolic dim's facts and reads version 1
   CHECK(loaded[0].knowledge.symbolic.at(RegDim{2, 0}) == DimFacts{});
 
   for (const char* bad : {"symbolic 2 0 200 5 1", "symbolic 2 0 5 200 3", "symbolic 2 0 1 8 1", "symbolic 2 0 12 24 8",
-                          "symbolic 2 0 8 16"}) {
+                          "symbolic 2 0 8 16", "symbolic 2 0 16 2199023255568 16",
+                          "symbolic 2 0 9223372036854775792 9223372036854775792 16",
+                          "symbolic 2 0 16 99999999999999999999 16"}) {
     INFO(bad);
     write("canary-jit-profile 2 " + fingerprint + "\nanchor 5 entry tier 1\n" + bad + "\n");
     loaded.clear();

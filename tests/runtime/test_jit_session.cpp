@@ -304,11 +304,11 @@ TEST_CASE("jit: dims seen equal share a symbol until they differ", "[unit][jit][
   const auto failures_before = s.stats().jit.guard_failures;
   call(12, 12);
   CHECK(s.stats().jit.guard_failures == failures_before);  // one symbolic variant covers it
-  call(12, 5);
+  call(12, 30);
   auto failed = events_of(model, EventKind::GuardFailed);
   REQUIRE(!failed.empty());
   CHECK(failed.back().guard == "y.dim0 == x.dim0");
-  CHECK(failed.back().observed == "saw 5 vs 12");
+  CHECK(failed.back().observed == "saw 30 vs 12");
   call(7, 3);
   retraces = events_of(model, EventKind::Retrace);
   REQUIRE(retraces.size() == 2);
@@ -317,4 +317,9 @@ TEST_CASE("jit: dims seen equal share a symbol until they differ", "[unit][jit][
   call(20, 6);
   call(6, 20);
   CHECK(s.stats().jit.compiled_entries == entries + 2);
+  // y.dim0 was already symbolic when 30 was refused: its facts still hold it.
+  const canary::JitReport report = model.jit_report();
+  REQUIRE(report.anchors.size() == 1);
+  REQUIRE_FALSE(report.anchors[0].variants.empty());
+  CHECK_THAT(report.anchors[0].variants.back().listing, Catch::Contains("= y.dim0: 3..30"));
 }
