@@ -203,9 +203,14 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
 // Gathers the entry registers' headers and calls the emitted guard function.
 bool CompiledTrace::check_guards(const vm::FrameView& frame, TraceRun& run) const {
   const std::size_t n = plan_.entry_regs.size();
-  TensorHeader inline_headers[kInlineHeaders];
+  // Left uninitialised: the loop below writes the n headers the guards
+  // read, and default-constructing all 64 would cost more than the guards.
+  union InlineHeaders {
+    InlineHeaders() {}
+    TensorHeader slot[kInlineHeaders];
+  } inline_headers;
   std::vector<TensorHeader> heap_headers;
-  TensorHeader* headers = inline_headers;
+  TensorHeader* headers = inline_headers.slot;
   if (n > kInlineHeaders) {
     heap_headers.resize(n);
     headers = heap_headers.data();
@@ -454,7 +459,6 @@ bool CompiledTrace::prepare_fused(const Step& step, const vm::FrameView& frame, 
   if (broadcast_rank < 0) return false;
   const std::span<const std::int64_t> out_shape(out, static_cast<std::size_t>(broadcast_rank));
   CollapsedLayout& layout = call.layout;
-  layout = CollapsedLayout();
   bool ok = collapse_layout(out_shape, {shapes, n}, layout);
   for (int d = 0; d < 3 && ok; ++d) ok = layout.full[d] == fs.full_masks[d];
   if (ok && fs.exact_layout)
@@ -490,7 +494,7 @@ void CompiledTrace::commit_aliases(const Step& step, const vm::FrameView& frame,
 
 bool CompiledTrace::run_fused(const Step& step, const vm::FrameView& frame, const RunContext& ctx,
                               TraceScratch& scratch, TraceRun& run) const {
-  PreparedCall call;
+  PreparedCall& call = scratch.call;
   if (!prepare_fused(step, frame, scratch, call)) return layout_exit(step, run);
   execute_fused(step, call, ctx, scratch, run);
   commit_aliases(step, frame, scratch);
@@ -583,7 +587,6 @@ bool CompiledTrace::prepare_row(const Step& step, const vm::FrameView& frame, Tr
   if (rank <= 0) return false;
   const std::span<const std::int64_t> in_shape(shape, static_cast<std::size_t>(rank));
   CollapsedLayout& layout = call.layout;
-  layout = CollapsedLayout();
   bool ok = collapse_layout(in_shape, {shapes, rs.inputs.size()}, layout, true);
   for (int d = 0; d < 3 && ok; ++d) ok = layout.full[d] == rs.full_masks[d];
   const std::int64_t d2 = layout.dims[2];
@@ -618,7 +621,7 @@ bool CompiledTrace::prepare_row(const Step& step, const vm::FrameView& frame, Tr
 
 bool CompiledTrace::run_row(const Step& step, const vm::FrameView& frame, TraceScratch& scratch,
                             TraceRun& run) const {
-  PreparedCall call;
+  PreparedCall& call = scratch.call;
   if (!prepare_row(step, frame, scratch, call)) return layout_exit(step, run);
   execute_row(step, call, run);
   commit_aliases(step, frame, scratch);

@@ -41,6 +41,10 @@ struct TraceScratch {
   std::vector<float> tiles;
   // Per-row inputs expanded for one chunk of tiles (fused_tiling.h).
   std::vector<float> expanded;
+  // The call of the fused group or row kernel running now, reused so that
+  // an entry does not clear its arrays on every step (prepare_fused and
+  // prepare_row write every field the kernel reads).
+  PreparedCall call;
   // A device chain's prepared steps, the handles on their inputs kept while
   // it runs, and the steps as the device takes them (CompiledTrace::run_chain).
   std::vector<PreparedCall> chain_calls;

@@ -60,8 +60,11 @@ inline constexpr std::size_t kMaxFusedInputs = 16;
 
 // Collapses an output shape and input shapes (NumPy broadcasting) into at
 // most 3 dims. Returns false when more are needed, the shapes do not
-// broadcast, or there are more than kMaxFusedInputs inputs. Allocation-free:
-// the driver runs it on every call of a fused group.
+// broadcast, or there are more than kMaxFusedInputs inputs. Allocation-free
+// and writing no more than it must (the driver runs it on every call of a
+// fused group): on success, every field but the strides of inputs past the
+// last, which no kernel of the group reads; on failure, fields left half
+// written.
 struct CollapsedLayout {
   std::int64_t dims[3] = {1, 1, 1};
   std::uint32_t inner_broadcast = 0;            // bit i: input i holds one value per row
