@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "canary/error.h"
+#include "jit/device_matmul.h"
 #include "jit/fused_tiling.h"
 #include "jit/prepared_call.h"
 #include "jit/plan_contraction.h"
@@ -356,7 +357,7 @@ bool CompiledTrace::run_step(const Step& step, const vm::FrameView& frame, const
       case StepKind::Row:
         if (!run_row(step, frame, scratch, run)) return false;
         break;
-      case StepKind::Kernel: run_kernel(step, frame); break;
+      case StepKind::Kernel: run_kernel(step, frame, run); break;
       case StepKind::Contraction:
         if (!run_contraction(step, frame, ctx, scratch, run)) return false;
         break;
@@ -752,6 +753,33 @@ void CompiledTrace::run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const {
   in.fn(*in.params, kernel_call(pc, frame));
 }
 
+void CompiledTrace::run_kernel(const Step& step, const vm::FrameView& frame, TraceRun& run) const {
+  if (step.on_device && run_matmul_on_device(step, frame, run)) return;
+  run_kernel_at(step.pc, frame);
+}
+
+bool CompiledTrace::run_matmul_on_device(const Step& step, const vm::FrameView& frame, TraceRun& run) const {
+  if (device_off_.load(std::memory_order_relaxed)) return false;
+  const std::optional<vm::ContractionInfo> info = device_matmul_info(program_->at(step.pc));
+  if (!info) return false;
+  const vm::KernelCall call = kernel_call(step.pc, frame);
+  MatmulCall mc;
+  Shape shape;
+  if (!make_matmul_call(*info, call.input(0), call.input(1), call.optional_input(2), mc, shape)) return false;
+  // An output register that is also an operand (the allocator reuses a
+  // register that dies here) is written only once the device has read it.
+  bool aliases = false;
+  for (int i = 0; i < call.num_inputs; ++i) aliases = aliases || call.inputs[i] == call.outputs[0];
+  Tensor fresh;
+  Tensor& out = aliases ? fresh : call.output(0);
+  out.reset(DType::F32, shape);
+  mc.c = out.data<float>();
+  std::uint32_t canaries = 0;  // products carry no value canary
+  if (!accept_device_run(code_.device->run_matmul(mc), run, canaries)) return false;
+  if (aliases) call.output(0) = std::move(fresh);
+  return true;
+}
+
 // On a large result, one oneDNN call computes the contraction and its
 // epilogue into the last absorbed op's register. Otherwise, or where oneDNN
 // declines (disabled, a case it does not take, a result that could hold a
@@ -766,6 +794,9 @@ bool CompiledTrace::run_contraction(const Step& step, const vm::FrameView& frame
   const Tensor* bias = call.optional_input(2);
   const Tensor* addend = cs.addend.valid() ? &frame.registers[cs.addend.index] : nullptr;
   const Tensor* extra = addend ? addend : bias;
+  // A product placed on the device runs there alone; its epilogue is the
+  // separate fused group (placed or not).
+  if (step.on_device && run_matmul_on_device(step, frame, run)) return run_fused(cs.separate, frame, ctx, scratch, run);
   if (kernels::onednn_enabled() && call.input(0).defined() && call.input(1).defined() &&
       (!addend || addend->defined()) &&
       prefer_epilogue(cs, call.input(0).shape(), call.input(1).shape(), extra && extra->defined() ? extra->numel() : 0)) {

@@ -77,7 +77,7 @@ struct TraceRun {
   bool range_canary = false;        // a fused kernel wrote a value outside its recorded range
   std::uint32_t range_group = 0;    // range_canary: the first such group (index into plan().fused)
   std::uint32_t tiled_calls = 0;    // fused kernel calls that ran short rows as long tiles (fused_tiling.h)
-  std::uint32_t device_calls = 0;   // fused groups and row kernels that ran on the device (on_device)
+  std::uint32_t device_calls = 0;   // fused groups, row kernels and products that ran on the device (on_device)
   std::uint64_t device_bytes = 0;   // bytes those calls moved between host and device
   std::uint32_t device_chains = 0;  // device chains that ran as one device call (device_chain.h)
   // This run's device failure turned the device off for the trace
@@ -171,7 +171,13 @@ class CompiledTrace {
   void keep_inputs(const Step& step, const vm::FrameView& frame, std::vector<Tensor>& kept) const;
   void execute_prepared(const Step& step, const PreparedCall& call, const RunContext& ctx, TraceScratch& scratch,
                         TraceRun& run) const;
-  void run_kernel(const Step& step, const vm::FrameView& frame) const { run_kernel_at(step.pc, frame); }
+  // A kernel step: its product on the device when placed there and taken,
+  // otherwise the interpreter's kernel adapter.
+  void run_kernel(const Step& step, const vm::FrameView& frame, TraceRun& run) const;
+  // The MatMul or Gemm at step.pc on the device, into its output register;
+  // false when the device is off, does not cover these operands, declines
+  // or fails (the caller runs the CPU kernel).
+  bool run_matmul_on_device(const Step& step, const vm::FrameView& frame, TraceRun& run) const;
   void run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const;
   vm::KernelCall kernel_call(vm::Pc pc, const vm::FrameView& frame) const;
   bool run_contraction(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,

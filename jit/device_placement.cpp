@@ -1,10 +1,13 @@
 // place_fused_groups: the device decides per spec (FusedDevice::unsupported,
-// unsupported_row); then runs of consecutive placed steps become device
-// chains, with each input wired to the chain step that produced it.
+// unsupported_row) and for products (unsupported_matmul); then runs of
+// consecutive placed groups and row kernels become device chains, with each
+// input wired to the chain step that produced it.
 #include "jit/device_placement.h"
 
 #include <algorithm>
 #include <unordered_map>
+
+#include "jit/device_matmul.h"
 
 namespace canary::jit {
 
@@ -88,8 +91,17 @@ void form_device_chains(Plan& plan) {
 
 }  // namespace
 
-std::size_t place_fused_groups(Plan& plan, const FusedDevice& device) {
+std::size_t place_fused_groups(Plan& plan, const vm::Program& program, const FusedDevice& device) {
   std::size_t placed = 0;
+  for (Step& step : plan.steps) {
+    step.on_device = false;
+    step.device_refusal.clear();
+    if (step.kind != StepKind::Kernel && step.kind != StepKind::Contraction) continue;
+    if (!device_matmul_info(program.at(step.pc))) continue;
+    step.device_refusal = plan.bf16_matmul ? "a bf16 variant's products stay on the CPU" : device.unsupported_matmul();
+    step.on_device = step.device_refusal.empty();
+    if (step.on_device) ++placed;
+  }
   for (FusedStep& f : plan.fused) {
     f.device_refusal = device.unsupported(f.spec);
     f.on_device = f.device_refusal.empty();

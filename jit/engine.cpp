@@ -448,7 +448,7 @@ std::shared_ptr<const CompiledTrace> Engine::build_variant(const Task& task, Tie
 
 std::shared_ptr<const CompiledTrace> Engine::compile_variant(std::uint32_t id, Plan plan, const PlanOptions& options,
                                                              x86::Isa isa, std::string& error) {
-  const bool placed = options.fused_on_device && device_ && place_fused_groups(plan, *device_) > 0;
+  const bool placed = options.fused_on_device && device_ && place_fused_groups(plan, *program_, *device_) > 0;
   return compile_plan(id, program_, std::move(plan), isa, cache_, error, placed ? device_ : nullptr);
 }
 
@@ -902,8 +902,8 @@ void Engine::on_value_canary(vm::AnchorId anchor, const CompiledTrace& trace, st
 void Engine::on_device_failure(vm::AnchorId anchor, const CompiledTrace& trace, std::uint64_t call) {
   Event e = event(EventKind::Fallback, anchor, call);
   e.trace = trace.id();
-  e.message = "trace " + std::to_string(trace.id()) + ": a fused group failed on " + trace.device_name() + " (" +
-              trace.device_error() + "); the x86 kernels finish the call and run the trace's groups from now on";
+  e.message = "trace " + std::to_string(trace.id()) + ": a step failed on " + trace.device_name() + " (" + trace.device_error() +
+              "); the CPU kernels finish the call and run the trace's device steps from now on";
   events_.add(std::move(e));
   std::lock_guard lock(mu_);
   ++totals_.device_fallbacks;

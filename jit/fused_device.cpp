@@ -1,4 +1,5 @@
-// The process-wide device override and the defaults for row kernels and chains (fused_device.h).
+// The process-wide device override and the defaults for row kernels, chains and
+// matrix products (fused_device.h).
 #include "jit/fused_device.h"
 
 #include <mutex>
@@ -35,6 +36,15 @@ DeviceRun FusedDevice::run_chain(const ChainStep*, std::size_t) const {
   DeviceRun r;
   r.declined = true;  // not a failure: the steps run one at a time
   r.error = "this device runs one step per call";
+  return r;
+}
+
+std::string FusedDevice::unsupported_matmul() const { return "this device runs no matrix products"; }
+
+DeviceRun FusedDevice::run_matmul(const MatmulCall&) const {
+  DeviceRun r;
+  r.declined = true;  // never placed (unsupported_matmul refuses), so never a failure
+  r.error = "this device runs no matrix products";
   return r;
 }
 

@@ -1,5 +1,6 @@
 // FusedDevice: a device outside the x86 backend that runs fused elementwise
-// groups and row kernels of compiled traces, in practice the CUDA backend's GPU
+// groups, row kernels and matrix products of compiled traces, in practice the
+// CUDA backend's GPU
 // (jit/cuda/cuda_fused_device.h). The JIT places groups on it when
 // JitOptions::device asks (device_placement.h); a run that fails leaves the
 // outputs untouched and returns why, and the trace finishes the call, and
@@ -55,6 +56,25 @@ struct ChainStep {
   float* host_output(std::size_t o) const { return fused ? fused_args.outputs[o] : row_args.output; }
 };
 
+// A matrix product a trace's MatMul or Gemm step asks the device for, on
+// dense row-major host buffers:
+//   C[b] = alpha * op(A[b]) op(B[b]) (+ bias), for b < batch
+// with op(A) [m, k] (A stored [k, m] when trans_a), op(B) [k, n] (B stored
+// [n, k] when trans_b), C [batch, m, n], and bias, when given, a row of n
+// floats added to every row. A and B advance by their batch strides
+// (elements; 0 broadcasts one matrix over the batch). device_matmul.h
+// builds it from a step's tensors.
+struct MatmulCall {
+  const float* a = nullptr;
+  const float* b = nullptr;
+  const float* bias = nullptr;  // or null
+  float* c = nullptr;
+  std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  std::int64_t stride_a = 0, stride_b = 0;
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.0f;
+};
+
 class FusedDevice {
  public:
   virtual ~FusedDevice() = default;
@@ -82,6 +102,13 @@ class FusedDevice {
   // merges every step's. The default declines: the trace then runs each
   // step through run / run_row.
   virtual DeviceRun run_chain(const ChainStep* steps, std::size_t count) const;
+
+  // Matrix products (the MatMul and Gemm steps of a trace), with the same
+  // contract as run: on failure or a decline, C is untouched and the
+  // trace's CPU kernel computes it. A device without them keeps these
+  // defaults: placement leaves every product on the CPU.
+  virtual std::string unsupported_matmul() const;
+  virtual DeviceRun run_matmul(const MatmulCall& call) const;
 };
 
 // A device installed in place of the GPU for the models loaded while it is

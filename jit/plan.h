@@ -146,6 +146,11 @@ struct Step {
   // at exits, at the end, by the next iteration), sorted; what a device
   // chain ending here must copy back (device_placement.h).
   std::vector<std::uint32_t> live_after;
+  // Kernel and Contraction steps of a MatMul or Gemm: the product runs on
+  // the plan's device (FusedDevice::run_matmul; device_matmul.h), the CPU
+  // kernel when the device declines or fails; or why the device refused it.
+  bool on_device = false;
+  std::string device_refusal;
 };
 
 // A MatMul, Gemm or Conv and the unary elementwise ops after it, which read

@@ -39,12 +39,21 @@ std::string step_line(const Plan& plan, const Step& s, const vm::Program& progra
       os << ", " << r.inputs.size() << " inputs: " << r.spec.key();
       break;
     }
-    case StepKind::Kernel: os << "kernel pc " << s.pc << where; break;
+    case StepKind::Kernel:
+      os << "kernel pc " << s.pc << where;
+      if (s.on_device) os << " (on " << plan.device << ", the CPU kernel if it fails)";
+      if (!s.device_refusal.empty()) os << " (on the CPU: " << s.device_refusal << ")";
+      break;
     case StepKind::Contraction: {
       const ContractionStep& c = plan.contractions[s.fused];
       os << "contraction pc " << s.pc << where << " with its epilogue at pcs";
       for (vm::Pc pc : c.epilogue_pcs) os << ' ' << pc;
-      os << ": " << describe_contraction(c) << ", else fused group " << c.separate.fused;
+      if (s.on_device)
+        os << ": the product on " << plan.device << " (the CPU kernel if it fails), then fused group "
+           << c.separate.fused;
+      else
+        os << ": " << describe_contraction(c) << ", else fused group " << c.separate.fused;
+      if (!s.device_refusal.empty()) os << " (product on the CPU: " << s.device_refusal << ")";
       break;
     }
     case StepKind::Move: os << "move pc " << s.pc; break;

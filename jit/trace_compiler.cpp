@@ -17,8 +17,9 @@ std::shared_ptr<const CompiledTrace> compile_plan(std::uint32_t id, std::shared_
   CompiledTrace::Code code;
   const auto placed = [](const auto& step) { return step.on_device; };
   if (!device && (std::any_of(plan.fused.begin(), plan.fused.end(), placed) ||
-                  std::any_of(plan.rows.begin(), plan.rows.end(), placed))) {
-    error = "a fused group is placed on a device but no device was given";
+                  std::any_of(plan.rows.begin(), plan.rows.end(), placed) ||
+                  std::any_of(plan.steps.begin(), plan.steps.end(), placed))) {
+    error = "a step is placed on a device but no device was given";
     return nullptr;
   }
   code.device = std::move(device);

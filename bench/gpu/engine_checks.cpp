@@ -18,7 +18,8 @@
 namespace canary::gpu_check {
 namespace {
 
-// Two fused groups (one with transcendentals) around a MatMul that stays on the CPU.
+// Two fused groups (one with transcendentals) around a MatMul: three device
+// steps per compiled call (the product through FusedDevice::run_matmul).
 const char* kModel = R"(canary v1
 graph main(x: f32[N, 256], w: f32[256, 256], b: f32[256]) -> (y) {
   a = Add(x, b)
@@ -69,7 +70,7 @@ void check_engine_stream(std::vector<Row>& rows, std::int64_t max_batch) {
   const std::string device = gpu_model.jit_report().device;
   char text[400];
   std::snprintf(text, sizeof text,
-                "200 calls, batch 1..%lld on %s: %llu compiled entries, %llu groups run on the GPU (%.1f MB moved), "
+                "200 calls, batch 1..%lld on %s: %llu compiled entries, %llu steps run on the GPU (%.1f MB moved), "
                 "%llu fallbacks, %llu compiles; max rel diff vs interpreter %.2e; p50 %.0f us (CPU JIT %.0f us)",
                 static_cast<long long>(max_batch), device.empty() ? "no device" : device.c_str(), static_cast<unsigned long long>(j.compiled_entries),
                 static_cast<unsigned long long>(j.device_fused_calls), static_cast<double>(j.device_bytes) / 1e6,
@@ -98,7 +99,7 @@ void check_engine_fallback(std::vector<Row>& rows) {
   const JitStats& j = gpu.stats().jit;
   std::size_t events = 0;
   for (const Event& e : gpu_model.events())
-    if (e.kind == EventKind::Fallback && e.message.find("a fused group failed on") != std::string::npos) ++events;
+    if (e.kind == EventKind::Fallback && e.message.find("a step failed on") != std::string::npos) ++events;
   const bool ok = device_runs_before_fault > 0 && j.device_fused_calls == device_runs_before_fault &&
                   j.device_fallbacks == 1 && events == 1 && bits && gpu.stats().failed_calls == 0;
   char text[300];

@@ -32,7 +32,8 @@ struct JitStats {
   std::uint64_t range_canaries = 0;      // of which range canaries (JitOptions::range_canaries)
   std::uint64_t tiled_fused_calls = 0;   // fused kernel calls that ran short rows as long tiles
                                          // (JitOptions::short_row_tiles)
-  std::uint64_t device_fused_calls = 0;  // fused groups and row kernels that ran on the GPU (JitOptions::device)
+  std::uint64_t device_fused_calls = 0;  // fused groups, row kernels and MatMul/Gemm products that ran
+                                         // on the GPU (JitOptions::device)
   std::uint64_t device_bytes = 0;        // bytes those calls moved between host and GPU
   std::uint64_t device_chain_calls = 0;  // runs of consecutive GPU steps that ran as one call, their
                                          // intermediate values kept on the GPU

@@ -1,7 +1,7 @@
 // CudaFusedDevice: placement asks the launch checks that depend on the spec
-// alone; runs go through run_fused_on_gpu, run_row_on_gpu and
-// run_chain_on_gpu, which stage, launch and copy back, and leave the outputs
-// untouched on any failure.
+// alone; runs go through run_fused_on_gpu, run_row_on_gpu, run_chain_on_gpu
+// and run_matmul_on_gpu, which stage, launch and copy back, and leave the
+// outputs untouched on any failure.
 #include "jit/cuda/cuda_fused_device.h"
 
 #include <vector>
@@ -51,6 +51,26 @@ class CudaFusedDevice final : public FusedDevice {
       if (!why.empty()) return declined(why);
     }
     return taken(run_chain_on_gpu(steps, count));
+  }
+
+  // The tiled kernel takes every MatMul and Gemm the trace hands over
+  // (device_matmul.h); the dims are checked per call.
+  std::string unsupported_matmul() const override { return {}; }
+
+  DeviceRun run_matmul(const MatmulCall& call) const override {
+    MatmulSpec spec;
+    spec.trans_a = call.trans_a;
+    spec.trans_b = call.trans_b;
+    spec.has_bias = call.bias != nullptr;
+    spec.alpha = call.alpha;
+    MatmulArgs args;
+    args.a = call.a;
+    args.b = call.b;
+    args.bias = call.bias;
+    args.c = call.c;
+    args.dims = MatmulDims{call.batch, call.m, call.n, call.k, call.stride_a, call.stride_b};
+    if (std::string why = check_gpu_matmul_launch(args.dims); !why.empty()) return declined(why);
+    return taken(run_matmul_on_gpu(spec, args));
   }
 
  private:

@@ -1,13 +1,16 @@
 // A FusedDevice for tests: runs fused groups and row kernels on the host
 // through the reference evaluators (evaluate_fused_reference,
-// evaluate_row_reference), device chains included, so the JIT's device path
-// (placement, runs, canaries, failures and the fall back to the x86 kernels)
-// is exercised end to end on machines without a GPU. A script makes chosen
-// runs fail the way a GPU's do and makes it refuse groups by op.
+// evaluate_row_reference), device chains included, and, when the script
+// asks, MatMul/Gemm products in the GPU kernel's order of operations, so
+// the JIT's device path (placement, runs, canaries, failures and the fall
+// back to the x86 kernels) is exercised end to end on machines without a
+// GPU. A script makes chosen runs fail the way a GPU's do and makes it
+// refuse groups by op.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <limits>
 #include <set>
 #include <string>
@@ -27,6 +30,7 @@ class HostFusedDevice final : public jit::FusedDevice {
     std::int64_t decline_above = -1;  // calls of more elements are declined (-1: none)
     bool rows = true;        // runs row kernels too (false: refuses them, as an elementwise-only device)
     bool chains = true;      // runs device chains as one call (false: declines them, as the default does)
+    bool matmuls = false;    // runs MatMul/Gemm products (false: refuses them, as the default does)
   };
 
   HostFusedDevice() = default;
@@ -126,10 +130,40 @@ class HostFusedDevice final : public jit::FusedDevice {
     return r;
   }
 
+  std::string unsupported_matmul() const override {
+    if (!script_.matmuls) return FusedDevice::unsupported_matmul();
+    return refused("MatMul");
+  }
+
+  // The product as the GPU's kernel computes it: one fma per k in
+  // increasing k from +0, then alpha, then the bias.
+  jit::DeviceRun run_matmul(const jit::MatmulCall& c) const override {
+    const auto elements = static_cast<std::uint64_t>(c.batch * c.m * c.n);
+    jit::DeviceRun r = scripted(elements, 1);
+    if (!r.ok) return r;
+    for (std::int64_t b = 0; b < c.batch; ++b)
+      for (std::int64_t i = 0; i < c.m; ++i)
+        for (std::int64_t j = 0; j < c.n; ++j) {
+          float acc = 0.0f;
+          for (std::int64_t k = 0; k < c.k; ++k) {
+            const float a = c.a[b * c.stride_a + (c.trans_a ? k * c.m + i : i * c.k + k)];
+            const float w = c.b[b * c.stride_b + (c.trans_b ? j * c.k + k : k * c.n + j)];
+            acc = std::fma(a, w, acc);
+          }
+          if (c.alpha != 1.0f) acc *= c.alpha;
+          if (c.bias) acc += c.bias[j];
+          c.c[(b * c.m + i) * c.n + j] = acc;
+        }
+    r.bytes_moved = 4 * static_cast<std::uint64_t>(c.m * c.k + c.k * c.n + c.batch * c.m * c.n);
+    ++matmul_runs_;
+    return r;
+  }
+
   int runs() const { return runs_.load(); }  // elementwise and row runs, a chain's steps each one
   int row_runs() const { return row_runs_.load(); }  // of which row kernels that ran
   int declines() const { return declines_.load(); }
   int chain_runs() const { return chain_runs_.load(); }
+  int matmul_runs() const { return matmul_runs_.load(); }  // of which products that ran
 
  private:
   static std::uint64_t step_elements(const jit::ChainStep& step) {
@@ -182,6 +216,7 @@ class HostFusedDevice final : public jit::FusedDevice {
   mutable std::atomic<int> row_runs_{0};
   mutable std::atomic<int> declines_{0};
   mutable std::atomic<int> chain_runs_{0};
+  mutable std::atomic<int> matmul_runs_{0};
 };
 
 }  // namespace canary::test

@@ -198,7 +198,7 @@ TEST_CASE("concurrency: sessions on several threads run groups on a device that 
   // Each trace that met a failure reports it once, however many threads met it.
   std::map<std::uint32_t, int> failures_per_trace;
   for (const Event& e : model.events())
-    if (e.kind == EventKind::Fallback && e.message.find("a fused group failed on host:0 test device") != std::string::npos)
+    if (e.kind == EventKind::Fallback && e.message.find("a step failed on host:0 test device") != std::string::npos)
       ++failures_per_trace[e.trace];
   CHECK_FALSE(failures_per_trace.empty());
   for (const auto& [trace, count] : failures_per_trace) {

@@ -110,8 +110,8 @@ TEST_CASE("jit device: a failed run finishes on the x86 kernels with their bits 
   CHECK(jit.device_fused_calls == 2);
   CHECK(jit.device_fallbacks == 1);
   CHECK(count_events(model, EventKind::Fallback,
-                     "a fused group failed on host:0 test device (cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED "
-                     "(719)); the x86 kernels finish the call") == 1);
+                     "a step failed on host:0 test device (cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED "
+                     "(719)); the CPU kernels finish the call") == 1);
   bool reported = false;
   for (const auto& a : model.jit_report().anchors)
     for (const auto& v : a.variants) reported = reported || v.device_error.find("CUDA_ERROR_LAUNCH_FAILED") == 0 ||
