@@ -216,7 +216,7 @@ bool CompiledTrace::check_guards(const vm::FrameView& frame, TraceRun& run) cons
     heap_headers.resize(n);
     headers = heap_headers.data();
   }
-  for (std::size_t i = 0; i < n; ++i) headers[i] = header_of(frame.registers[plan_.entry_regs[i].index]);
+  for (std::size_t i = 0; i < n; ++i) new (&headers[i]) TensorHeader(header_of(frame.registers[plan_.entry_regs[i].index]));
   std::int64_t symbols[64];
   std::vector<std::int64_t> heap_symbols;
   std::int64_t* sym = symbols;

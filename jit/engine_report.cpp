@@ -55,6 +55,7 @@ VariantReport variant_report(const vm::Program& program, const CompiledTrace& t,
         g.expression = describe_contraction(c);
         g.inputs = program.at(s.pc).num_inputs;
         g.outputs = 1;
+        if (s.on_device) g.device = p.device;  // the product; the epilogue is its separate group
         break;
       }
       case StepKind::Kernel: v.kernels.push_back(node_name(program, s.pc)); continue;

@@ -58,8 +58,9 @@ std::shared_ptr<cost::Trial> Engine::build_trial(const Task& task, const std::sh
       c.trace = compile_variant(task.trace.id, std::move(plan), spec.plan, spec.isa, error);
       if (!c.trace) continue;
       if (spec.plan.fused_on_device && c.trace->device_name().empty()) {
-        // Nothing went to the device (an unfused candidate has no groups, or
-        // the device refused them all): it is the CPU candidate of its axis,
+        // Nothing went to the device (an unfused candidate without products
+        // has no steps to place, or the device refused them all): it is the
+        // CPU candidate of its axis,
         // kept under that name unless the list already has it.
         spec.plan.fused_on_device = false;
         if (spec.name.ends_with(cost::kOnGpuSuffix)) spec.name.resize(spec.name.size() - cost::kOnGpuSuffix.size());

@@ -90,17 +90,20 @@ struct JitOptions {
   int max_compile_queue = 64;
   // Vector tier: "auto" (CPU detection), "avx512", "avx2" or "scalar".
   std::string isa = "auto";
-  // Where fused elementwise groups and row kernels (reductions, Softmax and
-  // LayerNorm along the last axis, with their prologues) run. "cpu": the x86
-  // kernels. "gpu": on an NVIDIA GPU through the CUDA backend when one is
-  // usable (the driver is loaded at run time), each group its device can run, with its inputs
-  // copied over and its outputs back at the group's boundary; where no GPU
-  // is usable, a Fallback event says why and everything runs on the CPU.
-  // "auto": the cost model (Options::cost, which must be enabled) places
-  // each trace by measuring both; until its trial decides, it runs on the
-  // CPU. A call too large for one launch runs on the CPU alone. A group that fails on the GPU (a module
-  // that does not load, a failed launch, out of device memory) finishes on
-  // the CPU, and its trace stays there (JitStats::device_fallbacks).
+  // Where fused elementwise groups, row kernels (reductions, Softmax and
+  // LayerNorm along the last axis, with their prologues) and MatMul/Gemm
+  // products run. "cpu": the x86 kernels and oneDNN. "gpu": on an NVIDIA
+  // GPU through the CUDA backend when one is usable (the driver is loaded
+  // at run time), each step its device can run, with its inputs copied over
+  // and its outputs back at the step's (or device chain's) boundary; where
+  // no GPU is usable, a Fallback event says why and everything runs on the
+  // CPU. "auto": the cost model (Options::cost, which must be enabled)
+  // places each trace by measuring both; until its trial decides, it runs
+  // on the CPU. A call too large for one launch, or a product the device
+  // call does not cover (jit/README.md), runs on the CPU alone. A step that
+  // fails on the GPU (a module that does not load, a failed launch, out of
+  // device memory) finishes on the CPU, and its trace stays there
+  // (JitStats::device_fallbacks).
   std::string device = "cpu";
   // Bytes of executable memory for compiled code, all sessions together.
   std::size_t code_cache_bytes = std::size_t{32} << 20;

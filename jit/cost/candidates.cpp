@@ -81,6 +81,7 @@ TraceTraits trace_traits(const vm::Program& program, const Trace& trace, const S
     if (!node) continue;
     t.transcendentals |= is_transcendental(node->op);
     t.matmul_or_conv |= is_matmul_or_conv(node->op);
+    t.products |= node->op == graph::OpKind::MatMul || node->op == graph::OpKind::Gemm;
     t.parallel_work |= is_heavy(node->op);
     for (const TraceValue& v : op.outputs) t.parallel_work |= elements(v) >= kParallelElements;
     t.elementwise |= vm::elementwise_info(program.at(op.pc)).has_value();
@@ -153,8 +154,9 @@ std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const T
     add(c);
   }
   // The other placement: onto the GPU (JitOptions::device "auto"), or back
-  // to the CPU ("gpu"), for traces with fused groups or row kernels to place.
-  if (options.try_device && device_usable && (traits.elementwise || traits.rows) && fused) {
+  // to the CPU ("gpu"), for traces with fused groups or row kernels to
+  // place, or products (which an unfused plan places too).
+  if (options.try_device && device_usable && (((traits.elementwise || traits.rows) && fused) || traits.products)) {
     CandidateSpec c = primary;
     c.plan.fused_on_device = !primary.plan.fused_on_device;
     add(c);

@@ -29,6 +29,7 @@ struct CandidateSpec {
 struct TraceTraits {
   bool transcendentals = false;   // an op whose code differs between exact and fast math
   bool matmul_or_conv = false;    // MatMul, Gemm or Conv
+  bool products = false;          // MatMul or Gemm (what a device takes of them)
   bool elementwise = false;       // an op the planner can fuse
   bool exact_dims = false;        // an entry dim > 1 not yet symbolic
   // An op a fused plan runs as a row kernel that sums (ReduceSum/ReduceMean

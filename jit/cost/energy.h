@@ -49,7 +49,7 @@ struct WorkEstimate {
   double bytes_moved = 0.0;        // bytes read and written by steps (fused groups: inputs and outputs only)
   double flops = 0.0;              // arithmetic (elementwise ops, MatMul/Gemm/Conv 2 per MAC, ...)
   double bytes_materialised = 0.0; // bytes of register values the steps write (peak-memory proxy)
-  double device_bytes = 0.0;       // bytes copied to and from the GPU: the inputs and outputs of groups placed there
+  double device_bytes = 0.0;       // bytes copied to and from the GPU: the inputs and outputs of steps placed there
 };
 // `trace` is the one the plan was made from: it gives every step's shapes.
 // For a loop trace it is the work of one iteration (hoisted steps excluded).

@@ -192,20 +192,27 @@ WorkEstimate estimate_work(const Plan& plan, const Trace& trace, const vm::Progr
       else if (r.on_device) w.device_bytes += w.bytes_moved - before;
     } else if (step.kind == StepKind::Kernel) {
       const auto it = by_pc.find(step.pc);
-      if (it != by_pc.end()) add_kernel_work(program, *it->second, w);
+      if (it == by_pc.end()) continue;
+      const double before = w.bytes_moved;
+      add_kernel_work(program, *it->second, w);
+      if (step.on_device) w.device_bytes += w.bytes_moved - before;  // a product's operands over, its result back
     } else if (step.kind == StepKind::Contraction && step.fused < plan.contractions.size()) {
       const ContractionStep& c = plan.contractions[step.fused];
       const auto it = by_pc.find(step.pc);
       if (it == by_pc.end()) continue;
       const TraceOp& head = *it->second;
+      const double before_head = w.bytes_moved;
       add_kernel_work(program, head, w);
+      if (step.on_device) w.device_bytes += w.bytes_moved - before_head;
       const std::vector<const TraceOp*> ops = ops_at(by_pc, c.epilogue_pcs);
       const std::int64_t bias =
           head.inputs.size() > 2 && head.inputs[2].defined ? static_cast<std::int64_t>(value_elements(head.inputs[2])) : 0;
       // A residual addend (a MatMul's binary post-op) is read by the call itself.
       const double addend = c.addend.valid() && !ops.empty() ? bytes_read(ops, c.addend) : 0.0;
       const std::int64_t extra = c.addend.valid() ? static_cast<std::int64_t>(addend / 4) : bias;
-      if (head.inputs.size() >= 2 && prefer_epilogue(c, head.inputs[0].shape, head.inputs[1].shape, extra)) {
+      // A product on the device runs alone, then its separate group.
+      if (!step.on_device && head.inputs.size() >= 2 &&
+          prefer_epilogue(c, head.inputs[0].shape, head.inputs[1].shape, extra)) {
         // Post-ops: the contraction's operands move once; its epilogue only computes.
         w.bytes_moved += addend;
         for (const TraceOp* op : ops)

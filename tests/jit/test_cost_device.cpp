@@ -91,7 +91,14 @@ TEST_CASE("cost candidates: the other placement of fused groups and row kernels 
   rows_only.rows = true;
   CHECK(candidate_specs(cpu_primary(), rows_only, trace, options, 1, true).size() == 3);
 
-  // Nothing to place: no elementwise ops or row kernels, the unfused tier, or the axis off.
+  // Products are placed by every tier, the unfused one included.
+  TraceTraits products;
+  products.products = true;
+  CandidateSpec unfused_products = cpu_primary();
+  unfused_products.plan.tier = Tier::Unfused;
+  CHECK(candidate_specs(unfused_products, products, trace, options, 1, true).size() == 3);
+
+  // Nothing to place: no elementwise ops, row kernels or products, the unfused tier, or the axis off.
   CHECK(candidate_specs(cpu_primary(), TraceTraits{}, trace, options, 1, true).size() == 2);
   CandidateSpec unfused = cpu_primary();
   unfused.plan.tier = Tier::Unfused;

@@ -232,6 +232,15 @@ TEST_CASE("fused plans move only their groups' inputs and outputs", "[unit][cost
     CHECK(w.flops == 144.0);
     CHECK(w.bytes_materialised == 144.0);
   }
+  SECTION("a product placed on the device crosses the bus; its epilogue runs as its group") {
+    Plan plan = plan_trace(*r.program, r.trace, {}, PlanOptions{});
+    REQUIRE(plan.steps.size() == 2);
+    REQUIRE(plan.steps[1].kind == StepKind::Contraction);
+    plan.steps[1].on_device = true;
+    const WorkEstimate w = estimate_work(plan, r.trace, *r.program);
+    CHECK(w.bytes_moved == 368.0);
+    CHECK(w.device_bytes == 160.0);  // s 48 and w 64 over, m 48 back
+  }
   SECTION("Relu as post-ops of a MatMul with a large result") {
     const Recorded big = record(R"(canary v1
 graph main(x: f32[N, 4], w: f32[4, 16]) -> (y) {
@@ -248,6 +257,12 @@ graph main(x: f32[N, 4], w: f32[4, 16]) -> (y) {
     CHECK(w.bytes_moved == 524288.0 + 256.0 + 2097152.0);
     CHECK(w.bytes_materialised == 2097152.0);
     CHECK(w.flops == 2.0 * 524288.0 * 4.0 + 524288.0);
+    // On the device the product runs alone: m is stored, then Relu's group reads it.
+    Plan placed = plan;
+    placed.steps[0].on_device = true;
+    const WorkEstimate d = estimate_work(placed, big.trace, *big.program);
+    CHECK(d.bytes_moved == 524288.0 + 256.0 + 2097152.0 + 2.0 * 2097152.0);
+    CHECK(d.device_bytes == 524288.0 + 256.0 + 2097152.0);
   }
 }
 

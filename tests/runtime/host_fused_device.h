@@ -26,7 +26,7 @@ class HostFusedDevice final : public jit::FusedDevice {
   struct Script {
     int fail_from_run = -1;  // runs numbered from 1; this one and every later one fail (-1: none)
     std::string failure = "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED (719)";
-    std::string refuse_op;   // a group whose spec key has this op name is refused
+    std::string refuse_op;   // a group whose spec key has this op name is refused ("MatMul": products)
     std::int64_t decline_above = -1;  // calls of more elements are declined (-1: none)
     bool rows = true;        // runs row kernels too (false: refuses them, as an elementwise-only device)
     bool chains = true;      // runs device chains as one call (false: declines them, as the default does)
@@ -132,7 +132,7 @@ class HostFusedDevice final : public jit::FusedDevice {
 
   std::string unsupported_matmul() const override {
     if (!script_.matmuls) return FusedDevice::unsupported_matmul();
-    return refused("MatMul");
+    return script_.refuse_op == "MatMul" ? "this device has no MatMul" : "";
   }
 
   // The product as the GPU's kernel computes it: one fma per k in
@@ -154,7 +154,9 @@ class HostFusedDevice final : public jit::FusedDevice {
           if (c.bias) acc += c.bias[j];
           c.c[(b * c.m + i) * c.n + j] = acc;
         }
-    r.bytes_moved = 4 * static_cast<std::uint64_t>(c.m * c.k + c.k * c.n + c.batch * c.m * c.n);
+    // A and B as far as the batch strides reach, the bias row, C.
+    const std::int64_t a = (c.batch - 1) * c.stride_a + c.m * c.k, b = (c.batch - 1) * c.stride_b + c.k * c.n;
+    r.bytes_moved = 4 * static_cast<std::uint64_t>(a + b + (c.bias ? c.n : 0) + c.batch * c.m * c.n);
     ++matmul_runs_;
     return r;
   }

@@ -135,9 +135,9 @@ TEST_CASE("jit device matmul: batched products fold or batch; broadcasting batch
           "[unit][jit][api][device]") {
   auto device = product_device();
   canary::jit::ScopedDeviceOverride installed(device);
-  Runtime rt(device_options("gpu")), ref_rt(interpreter_options()), cpu_rt(device_options("cpu"));
+  Runtime rt(device_options("gpu")), ref_rt(interpreter_options());
   const canary::Model model = rt.load_text(kBatched);
-  Session s = model.session(), ref = ref_rt.load_text(kBatched).session(), cpu = cpu_rt.load_text(kBatched).session();
+  Session s = model.session(), ref = ref_rt.load_text(kBatched).session();
   const Tensor w = random_tensor({8, 5}, 3);
   for (std::uint32_t call = 0; call < 5; ++call) {
     const NamedTensors in{{"x", random_tensor({2, 7, 8}, call)}, {"w", w}, {"v", random_tensor({2, 5, 3}, 9 + call)}};
@@ -147,12 +147,11 @@ TEST_CASE("jit device matmul: batched products fold or batch; broadcasting batch
   REQUIRE(entries >= 1);
   CHECK(device->matmul_runs() == static_cast<int>(2 * entries));  // both products on every compiled call
   // v [1, 5, 3] broadcasts over x's batch: the second product runs on the
-  // CPU (bit for bit with the CPU variant's), the first still on the device.
+  // CPU, the first still on the device.
   const int before = device->matmul_runs();
   for (std::uint32_t call = 0; call < 5; ++call) {
     const NamedTensors in{{"x", random_tensor({2, 7, 8}, 30 + call)}, {"w", w}, {"v", random_tensor({1, 5, 3}, 60)}};
     check_same_values(s.run(in).at("y"), ref.run(in).at("y"), 1e-5);
-    cpu.run(in);
   }
   const auto broadcast_entries = s.stats().jit.compiled_entries - entries;
   CHECK(broadcast_entries >= 1);
@@ -193,4 +192,52 @@ TEST_CASE("jit device matmul: a device without products leaves them on the CPU a
   const std::string listing = listings(model);
   INFO(listing);
   CHECK(listing.find("on the CPU: this device runs no matrix products)") != std::string::npos);
+}
+
+TEST_CASE("jit device matmul: a product the device declines runs the CPU kernel, and the next one the device",
+          "[unit][jit][api][device]") {
+  HostFusedDevice::Script script;
+  script.matmuls = true;
+  script.decline_above = 40 * 8;  // elements of one call's groups and product at 40 rows
+  auto device = std::make_shared<HostFusedDevice>(script);
+  canary::jit::ScopedDeviceOverride installed(device);
+  Runtime rt(device_options("gpu")), ref_rt(interpreter_options());
+  const canary::Model model = rt.load_text(kAroundMatMul);
+  Session s = model.session(), ref = ref_rt.load_text(kAroundMatMul).session();
+  const std::int64_t rows[] = {16, 24, 16, 24, 200, 24, 300, 16};  // dim 0 turns symbolic after the first two
+  int products_before_big = 0;
+  for (std::int64_t r : rows) {
+    const NamedTensors in = around_inputs(r, static_cast<std::uint32_t>(r));
+    if (r > 40) products_before_big = device->matmul_runs();
+    check_same_values(s.run(in).at("y"), ref.run(in).at("y"), 1e-5);
+    if (r > 40) CHECK(device->matmul_runs() == products_before_big);  // declined: the CPU kernel ran it
+  }
+  CHECK(device->declines() >= 3);  // a big compiled call: two groups and the product
+  CHECK(device->matmul_runs() > products_before_big);  // small calls after the big ones went back to the device
+  CHECK(s.stats().jit.device_fallbacks == 0);
+}
+
+TEST_CASE("jit device matmul: an output register reused from an operand is written after the device read it",
+          "[unit][jit][api][device]") {
+  // a dies at the product, so the register allocator may give m a's
+  // register; either way the product must read a before m is sized.
+  const char* text = R"(canary v1
+graph main(x: f32[N, 6], w: f32[6, 6]) -> (y) {
+  a = Tanh(x)
+  m = MatMul(a, w)
+  y = Sigmoid(m)
+}
+)";
+  auto device = product_device();
+  canary::jit::ScopedDeviceOverride installed(device);
+  Runtime rt(device_options("gpu")), ref_rt(interpreter_options());
+  const canary::Model model = rt.load_text(text);
+  Session s = model.session(), ref = ref_rt.load_text(text).session();
+  const Tensor w = random_tensor({6, 6}, 5, -0.5f, 0.5f);
+  for (std::uint32_t call = 0; call < 5; ++call) {
+    const NamedTensors in{{"x", random_tensor({12, 6}, call)}, {"w", w}};
+    check_same_values(s.run(in).at("y"), ref.run(in).at("y"), 1e-5);
+  }
+  REQUIRE(s.stats().jit.compiled_entries >= 1);
+  CHECK(device->matmul_runs() == static_cast<int>(s.stats().jit.compiled_entries));
 }
