@@ -10,8 +10,8 @@
 #include <limits>
 #include <memory>
 
+#include "device_test_support.h"
 #include "host_fused_device.h"
-#include "jit_test_models.h"
 
 using canary::Error;
 using canary::ErrorKind;
@@ -24,36 +24,6 @@ using canary::Tensor;
 using namespace canary::test;
 
 namespace {
-
-// Two fused groups around a MatMul (a kernel step, always on the CPU).
-const char* kTwoGroups = R"(canary v1
-graph main(x: f32[N, 8], w: f32[8, 8], b: f32[8]) -> (y) {
-  a = Add(x, b)
-  t = Tanh(a)
-  m = MatMul(t, w)
-  s = Sigmoid(m)
-  y = Mul(s, x)
-}
-)";
-
-Options device_options(const std::string& device) {
-  Options o = jit_options(2);
-  o.jit.device = device;
-  return o;
-}
-
-NamedTensors inputs(std::int64_t rows, std::uint32_t seed) {
-  return {{"x", random_tensor({rows, 8}, seed)},
-          {"w", random_tensor({8, 8}, seed + 1, -0.5f, 0.5f)},
-          {"b", random_tensor({8}, seed + 2)}};
-}
-
-std::size_t count_events(const canary::Model& m, EventKind kind, const std::string& words) {
-  std::size_t n = 0;
-  for (const canary::Event& e : m.events())
-    if (e.kind == kind && e.message.find(words) != std::string::npos) ++n;
-  return n;
-}
 
 // The groups of the model's variants that run on a device.
 std::size_t groups_on(const canary::Model& m, const std::string& device) {
@@ -74,7 +44,7 @@ TEST_CASE("jit device: fused groups run on the device, within float rounding of 
   const canary::Model model = rt.load_text(kTwoGroups);
   Session s = model.session(), ref = ref_rt.load_text(kTwoGroups).session();
   for (std::uint32_t call = 0; call < 6; ++call) {
-    const NamedTensors in = inputs(16 + call, call);
+    const NamedTensors in = two_group_inputs(16 + call, call);
     check_same_values(s.run(in).at("y"), ref.run(in).at("y"), 1e-6);
   }
   const canary::JitStats& jit = s.stats().jit;
@@ -99,7 +69,7 @@ TEST_CASE("jit device: a failed run finishes on the x86 kernels with their bits 
   const canary::Model cpu_model = cpu_rt.load_text(kTwoGroups);
   Session s = model.session(), cpu = cpu_model.session();
   for (std::uint32_t call = 0; call < 8; ++call) {
-    const NamedTensors in = inputs(32, call);
+    const NamedTensors in = two_group_inputs(32, call);
     const Tensor got = s.run(in).at("y"), want = cpu.run(in).at("y");
     // From the failing call on, every group runs the same x86 kernel as the CPU variant.
     if (device->runs() >= 3) CHECK(bit_identical(got, want));
@@ -132,7 +102,7 @@ TEST_CASE("jit device: a call the device declines for its size runs on the CPU, 
   const std::int64_t rows[] = {16, 24, 16, 24, 200, 24, 300, 16};  // dim 0 turns symbolic after the first two
   int runs_before_big = 0;
   for (std::int64_t r : rows) {
-    const NamedTensors in = inputs(r, static_cast<std::uint32_t>(r));
+    const NamedTensors in = two_group_inputs(r, static_cast<std::uint32_t>(r));
     if (r > 64) runs_before_big = device->runs();
     const Tensor got = s.run(in).at("y"), want = cpu.run(in).at("y");
     if (r > 64) {
@@ -156,7 +126,7 @@ TEST_CASE("jit device: a group the device refuses stays on the CPU, and the list
   const canary::Model model = rt.load_text(kTwoGroups);
   Session s = model.session(), ref = ref_rt.load_text(kTwoGroups).session();
   for (std::uint32_t call = 0; call < 4; ++call) {
-    const NamedTensors in = inputs(8, call);
+    const NamedTensors in = two_group_inputs(8, call);
     check_same_values(s.run(in).at("y"), ref.run(in).at("y"), 1e-6);
   }
   REQUIRE(s.stats().jit.compiled_entries >= 1);
@@ -175,7 +145,7 @@ TEST_CASE("jit device: range canaries keep groups on the CPU; value canaries com
     Runtime rt(o);
     const canary::Model model = rt.load_text(kTwoGroups);
     Session s = model.session();
-    for (std::uint32_t call = 0; call < 4; ++call) s.run(inputs(8, call));
+    for (std::uint32_t call = 0; call < 4; ++call) s.run(two_group_inputs(8, call));
     REQUIRE(s.stats().jit.compiled_entries >= 1);
     CHECK(groups_on(model, device->name()) == 0);
     CHECK(device->runs() == 0);
@@ -187,9 +157,9 @@ TEST_CASE("jit device: range canaries keep groups on the CPU; value canaries com
     Runtime rt(o);
     const canary::Model model = rt.load_text(kTwoGroups);
     Session s = model.session();
-    for (std::uint32_t call = 0; call < 3; ++call) s.run(inputs(8, call));
+    for (std::uint32_t call = 0; call < 3; ++call) s.run(two_group_inputs(8, call));
     REQUIRE(s.stats().jit.value_canaries == 0);
-    NamedTensors bad = inputs(8, 9);
+    NamedTensors bad = two_group_inputs(8, 9);
     bad.at("x").data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
     s.run(bad);
     CHECK(s.stats().jit.device_fused_calls > 0);
@@ -216,7 +186,7 @@ TEST_CASE("jit device: without a usable GPU, 'gpu' says why and everything runs 
                                                      "): fused groups run on the CPU") == 1);
   Session s = model.session(), cpu = cpu_rt.load_text(kTwoGroups).session();
   for (std::uint32_t call = 0; call < 4; ++call) {
-    const NamedTensors in = inputs(8, call);
+    const NamedTensors in = two_group_inputs(8, call);
     CHECK(bit_identical(s.run(in).at("y"), cpu.run(in).at("y")));
   }
   CHECK(s.stats().jit.compiled_entries >= 1);

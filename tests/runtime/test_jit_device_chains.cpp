@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "device_chain_model.h"
+#include "device_test_support.h"
 #include "host_fused_device.h"
 #include "jit_test_models.h"
 #include "runtime/core/fault_injection.h"
@@ -22,12 +23,6 @@ using namespace canary::test;
 
 namespace {
 
-Options gpu_options() {
-  Options o = jit_options(2);
-  o.jit.device = "gpu";
-  return o;
-}
-
 NamedTensors chain_inputs(std::int64_t rows, std::int64_t cols, std::uint32_t seed) {
   return {{"x", random_tensor({rows, cols}, seed)},
           {"b", random_tensor({cols}, seed + 1)},
@@ -38,13 +33,6 @@ void check_outputs(Session& got_session, Session& want_session, const NamedTenso
   const auto got = got_session.run(in), want = want_session.run(in);
   check_same_values(got.at("y"), want.at("y"), 2e-5);
   check_same_values(got.at("n"), want.at("n"), 2e-5);
-}
-
-std::size_t count_events_with(const canary::Model& m, EventKind kind, const std::string& words) {
-  std::size_t n = 0;
-  for (const canary::Event& e : m.events())
-    if (e.kind == kind && e.message.find(words) != std::string::npos) ++n;
-  return n;
 }
 
 struct FaultReset {
@@ -64,7 +52,7 @@ TEST_CASE("device chains: placed steps in a row run as one call, and a value onl
   std::uint64_t bytes[2] = {0, 0};
   for (int k = 0; k < 2; ++k) {
     canary::jit::ScopedDeviceOverride installed(k == 0 ? chained : unchained);
-    Runtime rt(gpu_options());
+    Runtime rt(device_options("gpu"));
     const canary::Model model = rt.load_text(kDeviceChainModel);
     Session s = model.session();
     for (std::uint32_t call = 0; call < 6; ++call) check_outputs(s, ref, chain_inputs(8 + call, 40 + 9 * call, call));
@@ -97,7 +85,7 @@ TEST_CASE("device chains: a failed chain runs every step on the x86 kernels, wit
   script.fail_from_run = 1;
   auto device = std::make_shared<HostFusedDevice>(script);
   canary::jit::ScopedDeviceOverride installed(device);
-  Runtime rt(gpu_options()), cpu_rt(jit_options(2));
+  Runtime rt(device_options("gpu")), cpu_rt(jit_options(2));
   const canary::Model model = rt.load_text(kDeviceChainModel);
   Session s = model.session(), cpu = cpu_rt.load_text(kDeviceChainModel).session();
   for (std::uint32_t call = 0; call < 5; ++call) {
@@ -109,7 +97,7 @@ TEST_CASE("device chains: a failed chain runs every step on the x86 kernels, wit
   CHECK(device->runs() == 3);  // the one chain call, three steps; never asked again
   CHECK(s.stats().jit.device_fallbacks == 1);
   CHECK(s.stats().jit.device_fused_calls == 0);
-  CHECK(count_events_with(model, EventKind::Fallback, "failed on host:0 test device") == 1);
+  CHECK(count_events(model, EventKind::Fallback, "failed on host:0 test device") == 1);
 }
 
 TEST_CASE("device chains: a chain the device declines runs its steps one call each",
@@ -118,7 +106,7 @@ TEST_CASE("device chains: a chain the device declines runs its steps one call ea
   script.decline_above = 8 * 64;  // one step's elements: the chain's three are too many
   auto device = std::make_shared<HostFusedDevice>(script);
   canary::jit::ScopedDeviceOverride installed(device);
-  Runtime rt(gpu_options()), ref_rt(interpreter_options());
+  Runtime rt(device_options("gpu")), ref_rt(interpreter_options());
   const canary::Model model = rt.load_text(kDeviceChainModel);
   Session s = model.session(), ref = ref_rt.load_text(kDeviceChainModel).session();
   for (std::uint32_t call = 0; call < 5; ++call) check_outputs(s, ref, chain_inputs(8, 64, call));
@@ -135,7 +123,7 @@ TEST_CASE("device chains: an error preparing a step mid-chain runs the steps bef
   const FaultReset reset;
   auto device = std::make_shared<HostFusedDevice>();
   canary::jit::ScopedDeviceOverride installed(device);
-  Options o = gpu_options();
+  Options o = device_options("gpu");
   o.fault_injection = "kernel@2";  // the first compiled call's second step
   Runtime rt(o);
   Runtime ref_rt(interpreter_options());

@@ -9,30 +9,17 @@
 
 #include <memory>
 
+#include "device_test_support.h"
 #include "host_fused_device.h"
-#include "jit_test_models.h"
 
 using canary::EventKind;
 using canary::NamedTensors;
-using canary::Options;
 using canary::Runtime;
 using canary::Session;
 using canary::Tensor;
 using namespace canary::test;
 
 namespace {
-
-// A MatMul between two fused groups (a kernel step or a contraction whose
-// epilogue is the second group: either way its product goes to the device).
-const char* kAroundMatMul = R"(canary v1
-graph main(x: f32[N, 8], w: f32[8, 8], b: f32[8]) -> (y) {
-  a = Add(x, b)
-  t = Tanh(a)
-  m = MatMul(t, w)
-  s = Sigmoid(m)
-  y = Mul(s, x)
-}
-)";
 
 // Gemm with B transposed, alpha 0.5 and C added once: a bias row [4], or
 // a full [N, 4] matrix, which the device call does not cover.
@@ -53,30 +40,11 @@ graph main(x: f32[B, T, 8], w: f32[8, 5], v: f32[V, 5, 3]) -> (y) {
 }
 )";
 
-Options device_options(const std::string& device) {
-  Options o = jit_options(2);
-  o.jit.device = device;
-  return o;
-}
-
 std::shared_ptr<HostFusedDevice> product_device(int fail_from_run = -1) {
   HostFusedDevice::Script script;
   script.matmuls = true;
   script.fail_from_run = fail_from_run;
   return std::make_shared<HostFusedDevice>(script);
-}
-
-NamedTensors around_inputs(std::int64_t rows, std::uint32_t seed) {
-  return {{"x", random_tensor({rows, 8}, seed)},
-          {"w", random_tensor({8, 8}, seed + 1, -0.5f, 0.5f)},
-          {"b", random_tensor({8}, seed + 2)}};
-}
-
-std::size_t count_events(const canary::Model& m, EventKind kind, const std::string& words) {
-  std::size_t n = 0;
-  for (const canary::Event& e : m.events())
-    if (e.kind == kind && e.message.find(words) != std::string::npos) ++n;
-  return n;
 }
 
 }  // namespace
@@ -86,10 +54,10 @@ TEST_CASE("jit device matmul: a trace's MatMul runs on the device, within float 
   auto device = product_device();
   canary::jit::ScopedDeviceOverride installed(device);
   Runtime rt(device_options("gpu")), ref_rt(interpreter_options());
-  const canary::Model model = rt.load_text(kAroundMatMul);
-  Session s = model.session(), ref = ref_rt.load_text(kAroundMatMul).session();
+  const canary::Model model = rt.load_text(kTwoGroups);
+  Session s = model.session(), ref = ref_rt.load_text(kTwoGroups).session();
   for (std::uint32_t call = 0; call < 6; ++call) {
-    const NamedTensors in = around_inputs(16 + call, call);
+    const NamedTensors in = two_group_inputs(16 + call, call);
     check_same_values(s.run(in).at("y"), ref.run(in).at("y"), 1e-5);
   }
   const canary::JitStats& jit = s.stats().jit;
@@ -163,10 +131,10 @@ TEST_CASE("jit device matmul: a failed product finishes on the CPU kernel and th
   auto device = product_device(2);  // the first compiled call's product (run 1 is its first group)
   canary::jit::ScopedDeviceOverride installed(device);
   Runtime rt(device_options("gpu")), cpu_rt(device_options("cpu"));
-  const canary::Model model = rt.load_text(kAroundMatMul);
-  Session s = model.session(), cpu = cpu_rt.load_text(kAroundMatMul).session();
+  const canary::Model model = rt.load_text(kTwoGroups);
+  Session s = model.session(), cpu = cpu_rt.load_text(kTwoGroups).session();
   for (std::uint32_t call = 0; call < 6; ++call) {
-    const NamedTensors in = around_inputs(32, call);
+    const NamedTensors in = two_group_inputs(32, call);
     const bool failed_before = device->runs() >= 2;
     const Tensor got = s.run(in).at("y"), want = cpu.run(in).at("y");
     if (failed_before) CHECK(bit_identical(got, want));  // after the failing call, the CPU's kernels
@@ -184,9 +152,9 @@ TEST_CASE("jit device matmul: a device without products leaves them on the CPU a
   auto device = std::make_shared<HostFusedDevice>();  // the default script: no products
   canary::jit::ScopedDeviceOverride installed(device);
   Runtime rt(device_options("gpu"));
-  const canary::Model model = rt.load_text(kAroundMatMul);
+  const canary::Model model = rt.load_text(kTwoGroups);
   Session s = model.session();
-  for (std::uint32_t call = 0; call < 4; ++call) s.run(around_inputs(16, call));
+  for (std::uint32_t call = 0; call < 4; ++call) s.run(two_group_inputs(16, call));
   REQUIRE(s.stats().jit.compiled_entries >= 1);
   CHECK(device->matmul_runs() == 0);
   const std::string listing = listings(model);
@@ -202,12 +170,12 @@ TEST_CASE("jit device matmul: a product the device declines runs the CPU kernel,
   auto device = std::make_shared<HostFusedDevice>(script);
   canary::jit::ScopedDeviceOverride installed(device);
   Runtime rt(device_options("gpu")), ref_rt(interpreter_options());
-  const canary::Model model = rt.load_text(kAroundMatMul);
-  Session s = model.session(), ref = ref_rt.load_text(kAroundMatMul).session();
+  const canary::Model model = rt.load_text(kTwoGroups);
+  Session s = model.session(), ref = ref_rt.load_text(kTwoGroups).session();
   const std::int64_t rows[] = {16, 24, 16, 24, 200, 24, 300, 16};  // dim 0 turns symbolic after the first two
   int products_before_big = 0;
   for (std::int64_t r : rows) {
-    const NamedTensors in = around_inputs(r, static_cast<std::uint32_t>(r));
+    const NamedTensors in = two_group_inputs(r, static_cast<std::uint32_t>(r));
     if (r > 40) products_before_big = device->matmul_runs();
     check_same_values(s.run(in).at("y"), ref.run(in).at("y"), 1e-5);
     if (r > 40) CHECK(device->matmul_runs() == products_before_big);  // declined: the CPU kernel ran it
