@@ -216,7 +216,8 @@ bool CompiledTrace::check_guards(const vm::FrameView& frame, TraceRun& run) cons
     heap_headers.resize(n);
     headers = heap_headers.data();
   }
-  for (std::size_t i = 0; i < n; ++i) new (&headers[i]) TensorHeader(header_of(frame.registers[plan_.entry_regs[i].index]));
+  for (std::size_t i = 0; i < n; ++i)
+    new (&headers[i]) TensorHeader(header_of(frame.registers[plan_.entry_regs[i].index]));
   std::int64_t symbols[64];
   std::vector<std::int64_t> heap_symbols;
   std::int64_t* sym = symbols;
@@ -754,18 +755,20 @@ void CompiledTrace::run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const {
 }
 
 void CompiledTrace::run_kernel(const Step& step, const vm::FrameView& frame, TraceRun& run) const {
-  if (step.on_device && run_matmul_on_device(step, frame, run)) return;
+  if (step.on_device) {
+    const std::optional<vm::ContractionInfo> info = device_matmul_info(program_->at(step.pc));
+    if (info && run_matmul_on_device(step, *info, frame, run)) return;
+  }
   run_kernel_at(step.pc, frame);
 }
 
-bool CompiledTrace::run_matmul_on_device(const Step& step, const vm::FrameView& frame, TraceRun& run) const {
+bool CompiledTrace::run_matmul_on_device(const Step& step, const vm::ContractionInfo& info,
+                                         const vm::FrameView& frame, TraceRun& run) const {
   if (device_off_.load(std::memory_order_relaxed)) return false;
-  const std::optional<vm::ContractionInfo> info = device_matmul_info(program_->at(step.pc));
-  if (!info) return false;
   const vm::KernelCall call = kernel_call(step.pc, frame);
   MatmulCall mc;
   Shape shape;
-  if (!make_matmul_call(*info, call.input(0), call.input(1), call.optional_input(2), mc, shape)) return false;
+  if (!make_matmul_call(info, call.input(0), call.input(1), call.optional_input(2), mc, shape)) return false;
   // An output register that is also an operand (the allocator reuses a
   // register that dies here) is written only once the device has read it.
   bool aliases = false;
@@ -796,7 +799,8 @@ bool CompiledTrace::run_contraction(const Step& step, const vm::FrameView& frame
   const Tensor* extra = addend ? addend : bias;
   // A product placed on the device runs there alone; its epilogue is the
   // separate fused group (placed or not).
-  if (step.on_device && run_matmul_on_device(step, frame, run)) return run_fused(cs.separate, frame, ctx, scratch, run);
+  if (step.on_device && run_matmul_on_device(step, cs.info, frame, run))
+    return run_fused(cs.separate, frame, ctx, scratch, run);
   if (kernels::onednn_enabled() && call.input(0).defined() && call.input(1).defined() &&
       (!addend || addend->defined()) &&
       prefer_epilogue(cs, call.input(0).shape(), call.input(1).shape(), extra && extra->defined() ? extra->numel() : 0)) {

@@ -174,10 +174,11 @@ class CompiledTrace {
   // A kernel step: its product on the device when placed there and taken,
   // otherwise the interpreter's kernel adapter.
   void run_kernel(const Step& step, const vm::FrameView& frame, TraceRun& run) const;
-  // The MatMul or Gemm at step.pc on the device, into its output register;
-  // false when the device is off, does not cover these operands, declines
-  // or fails (the caller runs the CPU kernel).
-  bool run_matmul_on_device(const Step& step, const vm::FrameView& frame, TraceRun& run) const;
+  // The MatMul or Gemm at step.pc (`info`: its contraction) on the device,
+  // into its output register; false when the device is off, does not cover
+  // these operands, declines or fails (the caller runs the CPU kernel).
+  bool run_matmul_on_device(const Step& step, const vm::ContractionInfo& info, const vm::FrameView& frame,
+                            TraceRun& run) const;
   void run_kernel_at(vm::Pc pc, const vm::FrameView& frame) const;
   vm::KernelCall kernel_call(vm::Pc pc, const vm::FrameView& frame) const;
   bool run_contraction(const Step& step, const vm::FrameView& frame, const RunContext& ctx, TraceScratch& scratch,

@@ -902,8 +902,8 @@ void Engine::on_value_canary(vm::AnchorId anchor, const CompiledTrace& trace, st
 void Engine::on_device_failure(vm::AnchorId anchor, const CompiledTrace& trace, std::uint64_t call) {
   Event e = event(EventKind::Fallback, anchor, call);
   e.trace = trace.id();
-  e.message = "trace " + std::to_string(trace.id()) + ": a step failed on " + trace.device_name() + " (" + trace.device_error() +
-              "); the CPU kernels finish the call and run the trace's device steps from now on";
+  e.message = "trace " + std::to_string(trace.id()) + ": a step failed on " + trace.device_name() + " (" +
+              trace.device_error() + "); the CPU kernels finish the call and run the trace's device steps from now on";
   events_.add(std::move(e));
   std::lock_guard lock(mu_);
   ++totals_.device_fallbacks;

@@ -61,7 +61,8 @@ namespace {
 bool valid_facts(const DimFacts& f) {
   if (f == DimFacts{}) return true;
   const bool divisor_ok = f.divisor == 1 || f.divisor == 4 || f.divisor == 8 || f.divisor == 16;
-  return divisor_ok && f.lo >= 2 && f.lo <= f.hi && f.hi <= kMaxSymbolicDim && f.lo % f.divisor == 0 && f.hi % f.divisor == 0;
+  return divisor_ok && f.lo >= 2 && f.lo <= f.hi && f.hi <= kMaxSymbolicDim && f.lo % f.divisor == 0 &&
+         f.hi % f.divisor == 0;
 }
 
 std::string facts_text(const DimFacts& f) {

@@ -23,9 +23,10 @@ bool is_transcendental(graph::OpKind op) {
   }
 }
 
-bool is_matmul_or_conv(graph::OpKind op) {
-  return op == graph::OpKind::MatMul || op == graph::OpKind::Gemm || op == graph::OpKind::Conv;
-}
+// The products a device may take (FusedDevice::run_matmul).
+bool is_product(graph::OpKind op) { return op == graph::OpKind::MatMul || op == graph::OpKind::Gemm; }
+
+bool is_matmul_or_conv(graph::OpKind op) { return is_product(op) || op == graph::OpKind::Conv; }
 
 // Whether trace op i would run as a row kernel with a sum (every row op but ReduceMax).
 bool is_summing_row_op(const vm::Program& program, const Trace& trace, std::size_t i) {
@@ -81,7 +82,7 @@ TraceTraits trace_traits(const vm::Program& program, const Trace& trace, const S
     if (!node) continue;
     t.transcendentals |= is_transcendental(node->op);
     t.matmul_or_conv |= is_matmul_or_conv(node->op);
-    t.products |= node->op == graph::OpKind::MatMul || node->op == graph::OpKind::Gemm;
+    t.products |= is_product(node->op);
     t.parallel_work |= is_heavy(node->op);
     for (const TraceValue& v : op.outputs) t.parallel_work |= elements(v) >= kParallelElements;
     t.elementwise |= vm::elementwise_info(program.at(op.pc)).has_value();
