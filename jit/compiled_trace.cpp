@@ -158,6 +158,10 @@ TraceRun CompiledTrace::run(const vm::FrameView& frame, const RunContext& ctx, T
   // stays free of thread-local and OpenMP state changes.
   std::optional<kernels::ScopedMatmulPrecision> precision;
   if (plan_.bf16_matmul) precision.emplace(kernels::MatmulPrecision::BF16);
+  // A wide-accumulation candidate turns oneDNN off for the region: its
+  // kernel and contraction steps then run Canary's kernels, which sum in f64.
+  std::optional<kernels::OnednnEnabledScope> own_kernels;
+  if (plan_.wide_accumulation) own_kernels.emplace(false);
   // A variant with its own thread count runs its kernel steps (oneDNN) and
   // large fused groups on that many threads; the session's count comes back
   // after the region.

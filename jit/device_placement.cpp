@@ -98,7 +98,9 @@ std::size_t place_fused_groups(Plan& plan, const vm::Program& program, const Fus
     step.device_refusal.clear();
     if (step.kind != StepKind::Kernel && step.kind != StepKind::Contraction) continue;
     if (!device_matmul_info(program.at(step.pc))) continue;
-    step.device_refusal = plan.bf16_matmul ? "a bf16 variant's products stay on the CPU" : device.unsupported_matmul();
+    step.device_refusal = plan.bf16_matmul         ? "a bf16 variant's products stay on the CPU"
+                          : plan.wide_accumulation ? "an f64-accumulation variant's products stay on the CPU"
+                                                   : device.unsupported_matmul();
     step.on_device = step.device_refusal.empty();
     if (step.on_device) ++placed;
   }

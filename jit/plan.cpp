@@ -463,6 +463,7 @@ Plan plan_trace(const vm::Program& program, const Trace& recorded, const ShapeKn
   plan.tier = options.tier;
   plan.math = options.math;
   plan.bf16_matmul = options.bf16_matmul;
+  plan.wide_accumulation = options.wide_accumulation;
   plan.accumulation = options.accumulation;
   plan.threads = options.threads;
   plan.loops = recorded.loops();

@@ -190,6 +190,7 @@ struct Plan {
   Tier tier = Tier::ExactFused;
   MathMode math = MathMode::Exact;
   bool bf16_matmul = false;             // MatMul/Gemm/Conv kernel steps round operands to bf16
+  bool wide_accumulation = false;       // MatMul/Gemm/Conv/LSTM/GRU steps sum in f64 (Canary's kernels)
   Accumulation accumulation = Accumulation::Plain;  // of the row kernels' sums
   int threads = 0;                      // intra-op threads of this variant (0: the session's)
   GuardSet guards;                      // on Trace::entry, in order
@@ -244,6 +245,10 @@ struct PlanOptions {
   double range_margin = 0.5;
   // Kernel steps run MatMul/Gemm/Conv with bf16 operands (a cost-model candidate).
   bool bf16_matmul = false;
+  // Kernel and contraction steps run MatMul, Gemm, Conv, LSTM and GRU on
+  // Canary's own kernels, which sum products in f64 and round once to f32,
+  // instead of oneDNN's f32 sums (a cost-model candidate).
+  bool wide_accumulation = false;
   // How row kernels accumulate their sums (compensated: a cost-model candidate).
   Accumulation accumulation = Accumulation::Plain;
   // Intra-op threads for the region's kernel steps and fused groups; 0: the

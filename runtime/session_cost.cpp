@@ -121,7 +121,12 @@ std::vector<Tensor> Session::Impl::run_call(const std::vector<Tensor>& inputs, b
   std::vector<Tensor> served;
   if (!ticket->serve) {
     const Clock::time_point t0 = Clock::now();
-    served = owned(interpreter.run(inputs));
+    try {
+      served = owned(interpreter.run(inputs));
+    } catch (...) {
+      engine.abandon_ticket(*ticket);  // a call the model rejects measures no candidate
+      throw;
+    }
     last_call_us = us_since(t0);
     stats.cost.calls_us += last_call_us;
   }

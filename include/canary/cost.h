@@ -84,6 +84,11 @@ struct CostModelOptions {
   bool try_bf16 = true;        // bf16 MatMul/Gemm/Conv (when the trace has one)
   bool try_symbolic = true;    // every entry dim symbolic (when the shapes are exact)
   bool try_compensated = true; // compensated (Neumaier) sums in row kernels (when the trace has some)
+  // MatMul, Gemm, Conv, LSTM and GRU on Canary's own kernels, which sum the
+  // products in f64 and round each result once, instead of oneDNN's f32 sums
+  // (when the trace has one). The accurate choice a tight error limit can
+  // hold, at the latency of kernels that are not oneDNN's (the trial shows it).
+  bool try_wide_accumulation = true;
   // The other placement of the fused groups, on the GPU or on the CPU, when
   // JitOptions::device is "auto" or "gpu" and a GPU is usable.
   bool try_device = true;

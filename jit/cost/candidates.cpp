@@ -51,7 +51,8 @@ ShapeKnowledge all_dims_symbolic(const Trace& trace, ShapeKnowledge knowledge) {
 
 bool same(const CandidateSpec& a, const CandidateSpec& b) {
   return a.interpreter == b.interpreter && a.plan.tier == b.plan.tier && a.plan.math == b.plan.math &&
-         a.plan.bf16_matmul == b.plan.bf16_matmul && a.plan.accumulation == b.plan.accumulation &&
+         a.plan.bf16_matmul == b.plan.bf16_matmul &&
+         a.plan.wide_accumulation == b.plan.wide_accumulation && a.plan.accumulation == b.plan.accumulation &&
          a.plan.threads == b.plan.threads && a.plan.fused_on_device == b.plan.fused_on_device && a.isa == b.isa &&
          a.knowledge.symbolic == b.knowledge.symbolic;
 }
@@ -84,6 +85,7 @@ TraceTraits trace_traits(const vm::Program& program, const Trace& trace, const S
     t.matmul_or_conv |= is_matmul_or_conv(node->op);
     t.products |= is_product(node->op);
     t.parallel_work |= is_heavy(node->op);
+    t.heavy |= is_heavy(node->op);
     for (const TraceValue& v : op.outputs) t.parallel_work |= elements(v) >= kParallelElements;
     t.elementwise |= vm::elementwise_info(program.at(op.pc)).has_value();
   }
@@ -101,6 +103,7 @@ std::string candidate_name(const PlanOptions& plan, x86::Isa isa, bool all_symbo
   if (all_symbolic) name += " all dims symbolic";
   else if (plan.tier == Tier::SymbolicFused) name += " symbolic";
   if (plan.accumulation == Accumulation::Compensated) name += " compensated";
+  if (plan.wide_accumulation) name += " f64 sums";
   if (plan.threads > 1) name += " " + std::to_string(plan.threads) + " threads";
   if (plan.fused_on_device) name += kOnGpuSuffix;
   return name;
@@ -146,6 +149,11 @@ std::vector<CandidateSpec> candidate_specs(const CandidateSpec& primary, const T
   if (options.try_compensated && traits.row_ops && fused) {
     CandidateSpec c = primary;
     c.plan.accumulation = Accumulation::Compensated;
+    add(c);
+  }
+  if (options.try_wide_accumulation && traits.heavy) {
+    CandidateSpec c = primary;
+    c.plan.wide_accumulation = true;
     add(c);
   }
   const int threads = std::min(host_cores, options.max_candidate_threads);

@@ -40,6 +40,8 @@ struct TraceTraits {
   // Work that more intra-op threads can split: a MatMul, Gemm, Conv, LSTM or
   // GRU, or a value of at least kParallelElements elements.
   bool parallel_work = false;
+  // A MatMul, Gemm, Conv, LSTM or GRU: what oneDNN runs with f32 sums.
+  bool heavy = false;
 };
 inline constexpr std::int64_t kParallelElements = std::int64_t{1} << 16;
 TraceTraits trace_traits(const vm::Program& program, const Trace& trace, const ShapeKnowledge& knowledge);

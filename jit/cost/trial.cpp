@@ -81,12 +81,17 @@ bool wants_shadow(const TrialCandidate& c, const CostModelOptions& options) {
 
 std::optional<std::uint32_t> next_candidate(const Trial& trial, const CostModelOptions& options, bool may_shadow) {
   if (trial.decided || trial_complete(trial, options)) return std::nullopt;
-  // Latency first (warm-up plus trial_calls each, fewest tickets first) ...
-  const std::uint64_t calls = static_cast<std::uint64_t>(std::max(1, options.trial_calls)) + 1;
+  // Latency first (warm-up plus trial_calls timed calls each, fewest tickets
+  // first) ... A candidate is scheduled until it has the samples that
+  // trial_complete asks for, not for a count of tickets: a ticket can end
+  // without a timed sample (its call threw, or it was refused while another
+  // candidate's call re-ran it for a shared shadow), and counting tickets
+  // then left a trial waiting forever for a sample nobody would take.
+  const std::uint64_t calls = static_cast<std::uint64_t>(std::max(1, options.trial_calls));
   std::optional<std::uint32_t> best;
   for (std::uint32_t i = 0; i < trial.candidates.size(); ++i) {
     const TrialCandidate& c = trial.candidates[i];
-    if (c.issued < calls + c.refused && c.refused < calls && (!best || c.issued < trial.candidates[*best].issued))
+    if (latency_samples(c) < calls && c.refused < calls && (!best || c.issued < trial.candidates[*best].issued))
       best = i;
   }
   if (best || !may_shadow) return best;

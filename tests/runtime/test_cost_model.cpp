@@ -194,6 +194,58 @@ TEST_CASE("cost model: bf16 MatMul is rejected when it flips decisions far from 
   for (std::int64_t i = 0; i < 4; ++i) CHECK(out.at("score").element_as_double(i) > 0.25);
 }
 
+TEST_CASE("cost model: robust chooses f64 sums where oneDNN's f32 sums miss its limit; speed keeps oneDNN",
+          "[unit][cost][api]") {
+  // y = x w over K = 1024 products of values in [-1, 1]: f32 partial sums lose
+  // ~1e-6 of |y| ~ 10, so outputs near the floor (1e-3 x RMS) carry relative
+  // errors far above robust's 1e-6; f64 sums round each output once.
+  for (CostProfile profile : {CostProfile::Robust, CostProfile::Speed}) {
+    CAPTURE(cost_profile_name(profile));
+    Options o = cost_options(profile);
+    o.jit.isa = "avx2";
+    o.cost.try_fast_math = o.cost.try_unfused = o.cost.try_isas = o.cost.try_symbolic = o.cost.try_bf16 = false;
+    o.cost.try_compensated = o.cost.try_threads = false;
+    Runtime rt(o);
+    ModelBuilder b("long_dot");
+    b.input("x", DType::F32, {"N", 1024})
+        .constant("w", random_tensor({1024, 8}, 5, -1.0f, 1.0f))
+        .node("MatMul", {"x", "w"}, {"y"})
+        .output("y");
+    Model m = rt.build(b);
+    Session s = m.session();
+    const auto inputs = [](int i) { return NamedTensors{{"x", random_tensor({16, 1024}, 40 + i, -1.0f, 1.0f)}}; };
+    run_until_decided(m, s, inputs);
+    const auto ds = decisions(m);
+    REQUIRE(ds.size() == 1);
+    const CostDecision& d = *ds[0];
+    INFO(d.to_table());
+    const CostCandidate* f32 = candidate(d, "fused exact avx2 fp32");
+    const CostCandidate* wide = candidate(d, "fused exact avx2 fp32 f64 sums");
+    REQUIRE(f32);
+    REQUIRE(wide);
+    check_chosen_passes(d);
+    CHECK(term(*f32, "max relative error")->value > 1e-6);
+    CHECK(term(*wide, "max relative error")->value < 1e-6);
+    if (profile == CostProfile::Robust) {
+      CHECK_FALSE(gate(*f32, "max relative error")->passed);
+      CHECK(d.candidates[d.chosen].name == wide->name);
+      // What runs now is Canary's kernel: bit for bit the interpreter without oneDNN.
+      Options plain = o;
+      plain.jit.enabled = false;
+      plain.use_onednn = false;
+      plain.cost.enabled = false;
+      Runtime rt_plain(plain);
+      Session reference = rt_plain.build(b).session();
+      const NamedTensors x = inputs(1000);
+      CHECK(bit_identical(s.run(x).at("y"), reference.run(x).at("y")));
+    } else {
+      // Speed weighs latency alone, and oneDNN's sums are far faster.
+      CHECK(gate(*f32, "max relative error")->passed);
+      CHECK(d.candidates[d.chosen].name == f32->name);
+    }
+  }
+}
+
 TEST_CASE("cost model: a variant that turns overflow inputs into NaN is rejected", "[unit][cost][api]") {
   // x[n, 2] is 3.4e38 (finite in f32, above bf16's largest finite value) and
   // its weight is 0: fp32 gives 0 * 3.4e38 = 0, bf16 operands give inf * 0 = NaN.
