@@ -5,6 +5,7 @@
 
 #include "canary/error.h"
 #include "kernels/reference.h"
+#include "kernels/reference/wide_sums.h"
 
 namespace canary::kernels {
 namespace {
@@ -155,25 +156,6 @@ TapRange valid_outputs(const ConvAxis& a, std::int64_t k) {
   return {std::min(lo, hi), hi};
 }
 
-// acc[o] += x[o * stride] * weight for o in [0, n): one kernel tap along a row.
-// The contiguous (stride 1) loop is the one the compiler vectorises; the
-// clones give it AVX-512 and AVX2 registers where the host has them (without
-// FMA, so every clone rounds each product and sum exactly as the default does).
-#if defined(__clang__)  // vectorises at -O2 already
-#define CANARY_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else  // GCC 12's -O2 vectorises only loops that need no remainder
-#define CANARY_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("tree-vectorize")))
-#endif
-template <typename T>
-CANARY_VECTOR_CLONES void accumulate_tap(Accumulator* __restrict acc, const T* __restrict x, std::int64_t n, std::int64_t stride,
-                    Accumulator weight) {
-  if (stride == 1) {
-    for (std::int64_t o = 0; o < n; ++o) acc[o] += Accumulator(x[o]) * weight;
-  } else {
-    for (std::int64_t o = 0; o < n; ++o) acc[o] += Accumulator(x[o * stride]) * weight;
-  }
-}
-
 // One output row (fixed n, m, oh): for each channel and kernel tap in
 // order, the tap's products are added to every output position of the row.
 // Each position sums its products in the same order as a per-point loop
@@ -192,8 +174,8 @@ void conv_row(const ConvGeometry& g, const T* x_n, const T* w_m, std::int64_t c_
       for (std::int64_t kw = 0; kw < g.w.kernel; ++kw) {
         const TapRange r = valid_outputs(g.w, kw);
         if (r.lo >= r.hi) continue;
-        accumulate_tap(acc + r.lo, x_row + input_position(g.w, r.lo, kw), r.hi - r.lo, g.w.stride,
-                       Accumulator(w_row[kw]));
+        reference::accumulate_scaled(acc + r.lo, x_row + input_position(g.w, r.lo, kw), r.hi - r.lo, g.w.stride,
+                                     Accumulator(w_row[kw]));
       }
     }
 }

@@ -1,9 +1,11 @@
 // Reference LSTM kernel: ONNX semantics (gates i o f c), both layouts, all directions, sequence_lens.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "kernels/reference.h"
 #include "kernels/reference/recurrent_layout.h"
+#include "kernels/reference/wide_sums.h"
 
 namespace canary::kernels {
 namespace {
@@ -29,46 +31,76 @@ void check_inputs(const RecurrentDims& d, const Tensor& x, const Tensor& w, cons
   if (c0) check_shape(kLstm, "initial_c", *c0, state_shape(d));
 }
 
-// Pre-activation of gate row `row` (of 4H): W x + R h + Wb + Rb.
+// One direction's W and R transposed to [input][4H] and [hidden][4H], so
+// that one input or state element scales a contiguous run of gate rows.
 template <typename T>
-Accumulator gate_input(const RecurrentDims& d, const LstmInputs<T>& in, std::int64_t dir, std::int64_t row,
-                       const T* x_row, const T* h) {
-  const T* w = in.w + (dir * 4 * d.hidden + row) * d.input;
-  const T* r = in.r + (dir * 4 * d.hidden + row) * d.hidden;
-  Accumulator acc = 0;
-  for (std::int64_t k = 0; k < d.input; ++k) acc += Accumulator(w[k]) * Accumulator(x_row[k]);
-  for (std::int64_t k = 0; k < d.hidden; ++k) acc += Accumulator(r[k]) * Accumulator(h[k]);
-  if (in.b) {
-    const T* b = in.b + dir * 8 * d.hidden;
-    acc += Accumulator(b[row]) + Accumulator(b[4 * d.hidden + row]);
+struct GateWeights {
+  std::vector<T> w_t, r_t;
+  const T* bias = nullptr;  // Wb then Rb (8H values), or null
+};
+
+template <typename T>
+GateWeights<T> transpose_weights(const RecurrentDims& d, const LstmInputs<T>& in, std::int64_t dir) {
+  const std::int64_t rows = 4 * d.hidden;
+  GateWeights<T> g;
+  g.w_t.resize(static_cast<std::size_t>(d.input * rows));
+  g.r_t.resize(static_cast<std::size_t>(d.hidden * rows));
+  const T* w = in.w + dir * rows * d.input;
+  const T* r = in.r + dir * rows * d.hidden;
+  for (std::int64_t row = 0; row < rows; ++row) {
+    for (std::int64_t k = 0; k < d.input; ++k) g.w_t[static_cast<std::size_t>(k * rows + row)] = w[row * d.input + k];
+    for (std::int64_t k = 0; k < d.hidden; ++k) g.r_t[static_cast<std::size_t>(k * rows + row)] = r[row * d.hidden + k];
   }
-  return acc;
+  g.bias = in.b ? in.b + dir * 8 * d.hidden : nullptr;
+  return g;
 }
+
+// Pre-activations of all 4H gate rows: W x + R h + (Wb + Rb). Each row sums
+// its products in double in the order x[0..I), h[0..H), then the bias pair;
+// the loops run across rows (reference/wide_sums.h).
+template <typename T>
+void gate_inputs(const RecurrentDims& d, const GateWeights<T>& g, const T* x_row, const T* h, Accumulator* acc) {
+  const std::int64_t rows = 4 * d.hidden;
+  std::fill(acc, acc + rows, Accumulator(0));
+  for (std::int64_t k = 0; k < d.input; ++k)
+    reference::accumulate_scaled(acc, g.w_t.data() + k * rows, rows, 1, Accumulator(x_row[k]));
+  for (std::int64_t k = 0; k < d.hidden; ++k)
+    reference::accumulate_scaled(acc, g.r_t.data() + k * rows, rows, 1, Accumulator(h[k]));
+  if (g.bias)
+    for (std::int64_t row = 0; row < rows; ++row)
+      acc[row] += Accumulator(g.bias[row]) + Accumulator(g.bias[4 * d.hidden + row]);
+}
+
+// Scratch of one direction's steps: gate pre-activations and the new states.
+template <typename T>
+struct StepScratch {
+  std::vector<Accumulator> gates;
+  std::vector<T> h_new, c_new;
+};
 
 // One time step of one batch entry: updates h and c (length H) in place from x_row.
 template <typename T>
-void step_cell(const LstmParams& p, const RecurrentDims& d, const LstmInputs<T>& in, std::int64_t dir, const T* x_row,
-               std::vector<T>& h, std::vector<T>& c) {
+void step_cell(const LstmParams& p, const RecurrentDims& d, const LstmInputs<T>& in, const GateWeights<T>& g,
+               std::int64_t dir, const T* x_row, std::vector<T>& h, std::vector<T>& c, StepScratch<T>& s) {
   const std::int64_t H = d.hidden;
   const T* peep = in.p ? in.p + dir * 3 * H : nullptr;  // order i, o, f
-  std::vector<T> h_new(static_cast<std::size_t>(H)), c_new(static_cast<std::size_t>(H));
+  gate_inputs(d, g, x_row, h.data(), s.gates.data());
+  const Accumulator* gi = s.gates.data();  // rows: i [0, H), o [H, 2H), f [2H, 3H), c [3H, 4H)
   for (std::int64_t j = 0; j < H; ++j) {
     const Accumulator c_prev = c[j];
     const Accumulator pi = peep ? Accumulator(peep[j]) * c_prev : 0;
     const Accumulator pf = peep ? Accumulator(peep[2 * H + j]) * c_prev : 0;
-    const Accumulator i = sigmoid(clip_gate(p.clip, gate_input(d, in, dir, j, x_row, h.data()) + pi));
-    const Accumulator f = p.input_forget
-                              ? 1.0 - i
-                              : sigmoid(clip_gate(p.clip, gate_input(d, in, dir, 2 * H + j, x_row, h.data()) + pf));
-    const Accumulator g = std::tanh(clip_gate(p.clip, gate_input(d, in, dir, 3 * H + j, x_row, h.data())));
-    const Accumulator cell = f * c_prev + i * g;
+    const Accumulator i = sigmoid(clip_gate(p.clip, gi[j] + pi));
+    const Accumulator f = p.input_forget ? 1.0 - i : sigmoid(clip_gate(p.clip, gi[2 * H + j] + pf));
+    const Accumulator gc = std::tanh(clip_gate(p.clip, gi[3 * H + j]));
+    const Accumulator cell = f * c_prev + i * gc;
     const Accumulator po = peep ? Accumulator(peep[H + j]) * cell : 0;
-    const Accumulator o = sigmoid(clip_gate(p.clip, gate_input(d, in, dir, H + j, x_row, h.data()) + po));
-    c_new[j] = T(cell);
-    h_new[j] = T(o * std::tanh(cell));
+    const Accumulator o = sigmoid(clip_gate(p.clip, gi[H + j] + po));
+    s.c_new[j] = T(cell);
+    s.h_new[j] = T(o * std::tanh(cell));
   }
-  h.swap(h_new);
-  c.swap(c_new);
+  h.swap(s.h_new);
+  c.swap(s.c_new);
 }
 
 // Runs one direction over every batch entry, writing Y (if any) and the final states.
@@ -76,6 +108,8 @@ template <typename T>
 void run_direction(const LstmParams& p, const RecurrentDims& d, const LstmInputs<T>& in, std::int64_t dir,
                    bool reverse, T* y, T* y_h, T* y_c) {
   const std::size_t H = static_cast<std::size_t>(d.hidden);
+  const GateWeights<T> g = transpose_weights(d, in, dir);
+  StepScratch<T> s{std::vector<Accumulator>(4 * H), std::vector<T>(H), std::vector<T>(H)};
   for (std::int64_t b = 0; b < d.batch; ++b) {
     std::vector<T> h(H, T(0)), c(H, T(0));
     for (std::int64_t j = 0; j < d.hidden; ++j) {
@@ -83,9 +117,9 @@ void run_direction(const LstmParams& p, const RecurrentDims& d, const LstmInputs
       if (in.c0) c[j] = in.c0[state_index(d, dir, b, j)];
     }
     const std::int64_t len = in.lens[b];
-    for (std::int64_t s = 0; s < len; ++s) {
-      const std::int64_t t = reverse ? len - 1 - s : s;
-      step_cell(p, d, in, dir, input_row(d, in.x, t, b), h, c);
+    for (std::int64_t step = 0; step < len; ++step) {
+      const std::int64_t t = reverse ? len - 1 - step : step;
+      step_cell(p, d, in, g, dir, input_row(d, in.x, t, b), h, c, s);
       if (y)
         for (std::int64_t j = 0; j < d.hidden; ++j) y[output_index(d, t, dir, b, j)] = h[j];
     }

@@ -1,7 +1,9 @@
 // Tests of the reference LSTM kernel: a hand-computed oracle, sequence_lens, directions and layouts.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <array>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -319,4 +321,59 @@ TEST_CASE("lstm rejects bad shapes, lengths and dtypes", "[unit][lstm]") {
   canary::test::require_error([&] { call(Tensor::empty(DType::I64, {3, 1, 4}), w, r, {}); }, ErrorKind::Input, {"LSTM", "i64"});
   canary::test::require_error([&] { call(x, Tensor::empty(DType::F64, {1, 8, 4}), r, {}); }, ErrorKind::Input, {"'W'"});
   canary::test::require_error([&] { call(Tensor::empty(DType::F32, {3, 4}), w, r, {}); }, ErrorKind::Shape, {"'X'"});
+}
+
+namespace {
+
+// One forward LSTM over x [T, 1, I] as a per-unit loop: each gate row sums
+// W x, then R h, then the bias pair, in double; states stored in f32.
+std::vector<float> per_unit_lstm(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& r,
+                                 const std::vector<float>& b, std::int64_t steps, std::int64_t in, std::int64_t hid) {
+  std::vector<float> h(static_cast<std::size_t>(hid), 0.0f), c(h), y;
+  const auto gate = [&](std::int64_t row, std::int64_t t) {
+    double acc = 0;
+    for (std::int64_t k = 0; k < in; ++k) acc += double(w[row * in + k]) * double(x[t * in + k]);
+    for (std::int64_t k = 0; k < hid; ++k) acc += double(r[row * hid + k]) * double(h[k]);
+    return acc + (double(b[row]) + double(b[4 * hid + row]));
+  };
+  const auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  for (std::int64_t t = 0; t < steps; ++t) {
+    std::vector<float> h_new(h.size()), c_new(c.size());
+    for (std::int64_t j = 0; j < hid; ++j) {
+      const double i = sigmoid(gate(j, t)), o = sigmoid(gate(hid + j, t)), f = sigmoid(gate(2 * hid + j, t));
+      const double cell = f * double(c[j]) + i * std::tanh(gate(3 * hid + j, t));
+      c_new[j] = float(cell);
+      h_new[j] = float(o * std::tanh(cell));
+    }
+    h = h_new, c = c_new;
+    y.insert(y.end(), h.begin(), h.end());
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("lstm sums each gate row in double in per-unit order, bit for bit", "[unit][lstm][differential]") {
+  // The kernel runs its sums across gate rows (the vectorised loop); every
+  // row must still see the per-unit order.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  for (const auto& [steps, in, hid] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {5, 3, 4}, {7, 5, 33}}) {
+    const auto filled = [&](std::int64_t n) {
+      std::vector<float> v(static_cast<std::size_t>(n));
+      for (float& e : v) e = value(rng);
+      return v;
+    };
+    const std::vector<float> x = filled(steps * in), w = filled(4 * hid * in), r = filled(4 * hid * hid),
+                             b = filled(8 * hid);
+    k::LstmParams p;
+    p.hidden_size = hid;
+    const Tensor tb = Tensor::from_vector(b, {1, 8 * hid});
+    Tensor y;
+    k::lstm(p, Tensor::from_vector(x, {steps, 1, in}), Tensor::from_vector(w, {1, 4 * hid, in}),
+            Tensor::from_vector(r, {1, 4 * hid, hid}), &tb, nullptr, nullptr, nullptr, nullptr, &y, nullptr, nullptr);
+    CAPTURE(steps, in, hid);
+    const std::vector<float> want = per_unit_lstm(x, w, r, b, steps, in, hid);
+    CHECK(values(y) == std::vector<double>(want.begin(), want.end()));
+  }
 }
