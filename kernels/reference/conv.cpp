@@ -156,49 +156,15 @@ TapRange valid_outputs(const ConvAxis& a, std::int64_t k) {
   return {std::min(lo, hi), hi};
 }
 
-// The kernel taps of one output row, in sum order (channels, kernel rows,
-// kernel columns): where each reads for the row's first interior output,
-// and its weight.
-template <typename T>
-struct RowTaps {
-  std::vector<TapRange> ranges;  // per kernel column: valid_outputs, the same for every row
-  std::int64_t lo = 0, hi = 0;   // the interior: outputs every kernel column reads inside the input
-  std::vector<const T*> x;
-  std::vector<Accumulator> weights;
-};
-
-template <typename T>
-RowTaps<T> plan_row_taps(const ConvAxis& a) {
-  RowTaps<T> taps;
-  taps.hi = a.out;
-  for (std::int64_t kw = 0; kw < a.kernel; ++kw) {
-    taps.ranges.push_back(valid_outputs(a, kw));
-    taps.lo = std::max(taps.lo, taps.ranges.back().lo);
-    taps.hi = std::min(taps.hi, taps.ranges.back().hi);
-  }
-  if (taps.lo >= taps.hi) taps.lo = taps.hi = 0;
-  return taps;
-}
-
-// acc[o] += the tap's products for outputs [lo, hi) of the row (x_row: the tap's input row).
-template <typename T>
-void add_tap(const ConvAxis& a, const T* x_row, std::int64_t kw, Accumulator weight, std::int64_t lo,
-             std::int64_t hi, Accumulator* acc) {
-  if (lo < hi) reference::accumulate_scaled(acc + lo, x_row + input_position(a, lo, kw), hi - lo, a.stride, weight);
-}
-
-// One output row (fixed n, m, oh). Each output adds its taps' products in
-// the order of a per-output loop (channels, kernel rows, kernel columns),
-// in double. Interior outputs, where every tap reads inside the input, run
-// all taps in register blocks; the outputs near the edges run tap by tap.
+// One output row (fixed n, m, oh): for each channel and kernel tap in
+// order, the tap's products are added to every output position of the row.
+// Each position sums its products in the same order as a per-point loop
+// would (channels, then kernel rows, then kernel columns), in double.
 template <typename T>
 void conv_row(const ConvGeometry& g, const T* x_n, const T* w_m, std::int64_t c_begin, std::int64_t oh,
-              Accumulator* acc, RowTaps<T>& taps) {
+              Accumulator* acc) {
   const std::int64_t cpg = g.channels / g.group;
   std::fill(acc, acc + g.w.out, Accumulator(0));
-  const std::int64_t lo = taps.lo, hi = taps.hi;
-  taps.x.clear();
-  taps.weights.clear();
   for (std::int64_t c = 0; c < cpg; ++c)
     for (std::int64_t kh = 0; kh < g.h.kernel; ++kh) {
       const std::int64_t ih = input_position(g.h, oh, kh);
@@ -206,19 +172,12 @@ void conv_row(const ConvGeometry& g, const T* x_n, const T* w_m, std::int64_t c_
       const T* x_row = x_n + ((c_begin + c) * g.h.in + ih) * g.w.in;
       const T* w_row = w_m + (c * g.h.kernel + kh) * g.w.kernel;
       for (std::int64_t kw = 0; kw < g.w.kernel; ++kw) {
-        const TapRange r = taps.ranges[static_cast<std::size_t>(kw)];
-        const Accumulator weight = Accumulator(w_row[kw]);
-        add_tap(g.w, x_row, kw, weight, r.lo, std::min(r.hi, lo), acc);
-        add_tap(g.w, x_row, kw, weight, std::max(r.lo, hi), r.hi, acc);
-        if (lo < hi) {
-          taps.x.push_back(x_row + input_position(g.w, lo, kw));
-          taps.weights.push_back(weight);
-        }
+        const TapRange r = valid_outputs(g.w, kw);
+        if (r.lo >= r.hi) continue;
+        reference::accumulate_scaled(acc + r.lo, x_row + input_position(g.w, r.lo, kw), r.hi - r.lo, g.w.stride,
+                                     Accumulator(w_row[kw]));
       }
     }
-  if (lo < hi)
-    reference::accumulate_terms(acc + lo, hi - lo, taps.x.data(), taps.weights.data(),
-                                static_cast<std::int64_t>(taps.x.size()), g.w.stride);
 }
 
 // Fills y for every batch entry, output channel and output position.
@@ -231,13 +190,12 @@ void run_conv(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Ten
   const std::int64_t cpg = g.channels / g.group, mpg = g.out_channels / g.group;
   const std::int64_t x_image = g.channels * g.h.in * g.w.in, w_filter = cpg * g.h.kernel * g.w.kernel;
   std::vector<Accumulator> acc(static_cast<std::size_t>(g.w.out));
-  RowTaps<T> taps = plan_row_taps<T>(g.w);
   for (std::int64_t n = 0; n < g.batch; ++n)
     for (std::int64_t m = 0; m < g.out_channels; ++m) {
       const Accumulator bias = pb ? Accumulator(pb[m]) : 0;
       const std::int64_t c_begin = (m / mpg) * cpg;
       for (std::int64_t oh = 0; oh < g.h.out; ++oh) {
-        conv_row(g, px + n * x_image, pw + m * w_filter, c_begin, oh, acc.data(), taps);
+        conv_row(g, px + n * x_image, pw + m * w_filter, c_begin, oh, acc.data());
         for (std::int64_t ow = 0; ow < g.w.out; ++ow) *py++ = T(acc[static_cast<std::size_t>(ow)] + bias);
       }
     }

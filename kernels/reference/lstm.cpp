@@ -32,12 +32,10 @@ void check_inputs(const RecurrentDims& d, const Tensor& x, const Tensor& w, cons
 }
 
 // One direction's W and R transposed to [input][4H] and [hidden][4H], so
-// that one input or state element scales a contiguous run of gate rows;
-// `columns` lists those runs in sum order (W's, then R's).
+// that one input or state element scales a contiguous run of gate rows.
 template <typename T>
 struct GateWeights {
   std::vector<T> w_t, r_t;
-  std::vector<const T*> columns;
   const T* bias = nullptr;  // Wb then Rb (8H values), or null
 };
 
@@ -53,23 +51,21 @@ GateWeights<T> transpose_weights(const RecurrentDims& d, const LstmInputs<T>& in
     for (std::int64_t k = 0; k < d.input; ++k) g.w_t[static_cast<std::size_t>(k * rows + row)] = w[row * d.input + k];
     for (std::int64_t k = 0; k < d.hidden; ++k) g.r_t[static_cast<std::size_t>(k * rows + row)] = r[row * d.hidden + k];
   }
-  for (std::int64_t k = 0; k < d.input; ++k) g.columns.push_back(g.w_t.data() + k * rows);
-  for (std::int64_t k = 0; k < d.hidden; ++k) g.columns.push_back(g.r_t.data() + k * rows);
   g.bias = in.b ? in.b + dir * 8 * d.hidden : nullptr;
   return g;
 }
 
 // Pre-activations of all 4H gate rows: W x + R h + (Wb + Rb). Each row sums
-// its products in double in the order x[0..I), h[0..H), then the bias pair
-// (reference/wide_sums.h runs the sums across rows). `scales` holds I + H doubles.
+// its products in double in the order x[0..I), h[0..H), then the bias pair;
+// the loops run across rows (reference/wide_sums.h).
 template <typename T>
-void gate_inputs(const RecurrentDims& d, const GateWeights<T>& g, const T* x_row, const T* h, double* scales,
-                 Accumulator* acc) {
+void gate_inputs(const RecurrentDims& d, const GateWeights<T>& g, const T* x_row, const T* h, Accumulator* acc) {
   const std::int64_t rows = 4 * d.hidden;
-  for (std::int64_t k = 0; k < d.input; ++k) scales[k] = Accumulator(x_row[k]);
-  for (std::int64_t k = 0; k < d.hidden; ++k) scales[d.input + k] = Accumulator(h[k]);
   std::fill(acc, acc + rows, Accumulator(0));
-  reference::accumulate_terms(acc, rows, g.columns.data(), scales, d.input + d.hidden, 1);
+  for (std::int64_t k = 0; k < d.input; ++k)
+    reference::accumulate_scaled(acc, g.w_t.data() + k * rows, rows, 1, Accumulator(x_row[k]));
+  for (std::int64_t k = 0; k < d.hidden; ++k)
+    reference::accumulate_scaled(acc, g.r_t.data() + k * rows, rows, 1, Accumulator(h[k]));
   if (g.bias)
     for (std::int64_t row = 0; row < rows; ++row)
       acc[row] += Accumulator(g.bias[row]) + Accumulator(g.bias[4 * d.hidden + row]);
@@ -78,7 +74,7 @@ void gate_inputs(const RecurrentDims& d, const GateWeights<T>& g, const T* x_row
 // Scratch of one direction's steps: gate pre-activations and the new states.
 template <typename T>
 struct StepScratch {
-  std::vector<Accumulator> gates, scales;
+  std::vector<Accumulator> gates;
   std::vector<T> h_new, c_new;
 };
 
@@ -88,7 +84,7 @@ void step_cell(const LstmParams& p, const RecurrentDims& d, const LstmInputs<T>&
                std::int64_t dir, const T* x_row, std::vector<T>& h, std::vector<T>& c, StepScratch<T>& s) {
   const std::int64_t H = d.hidden;
   const T* peep = in.p ? in.p + dir * 3 * H : nullptr;  // order i, o, f
-  gate_inputs(d, g, x_row, h.data(), s.scales.data(), s.gates.data());
+  gate_inputs(d, g, x_row, h.data(), s.gates.data());
   const Accumulator* gi = s.gates.data();  // rows: i [0, H), o [H, 2H), f [2H, 3H), c [3H, 4H)
   for (std::int64_t j = 0; j < H; ++j) {
     const Accumulator c_prev = c[j];
@@ -113,8 +109,7 @@ void run_direction(const LstmParams& p, const RecurrentDims& d, const LstmInputs
                    bool reverse, T* y, T* y_h, T* y_c) {
   const std::size_t H = static_cast<std::size_t>(d.hidden);
   const GateWeights<T> g = transpose_weights(d, in, dir);
-  StepScratch<T> s{std::vector<Accumulator>(4 * H), std::vector<Accumulator>(static_cast<std::size_t>(d.input) + H),
-                   std::vector<T>(H), std::vector<T>(H)};
+  StepScratch<T> s{std::vector<Accumulator>(4 * H), std::vector<T>(H), std::vector<T>(H)};
   for (std::int64_t b = 0; b < d.batch; ++b) {
     std::vector<T> h(H, T(0)), c(H, T(0));
     for (std::int64_t j = 0; j < d.hidden; ++j) {
