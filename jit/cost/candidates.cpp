@@ -84,8 +84,8 @@ TraceTraits trace_traits(const vm::Program& program, const Trace& trace, const S
     t.transcendentals |= is_transcendental(node->op);
     t.matmul_or_conv |= is_matmul_or_conv(node->op);
     t.products |= is_product(node->op);
-    t.parallel_work |= is_heavy(node->op);
     t.heavy |= is_heavy(node->op);
+    t.parallel_work |= t.heavy;
     for (const TraceValue& v : op.outputs) t.parallel_work |= elements(v) >= kParallelElements;
     t.elementwise |= vm::elementwise_info(program.at(op.pc)).has_value();
   }

@@ -160,9 +160,10 @@ TapRange valid_outputs(const ConvAxis& a, std::int64_t k) {
 // order, the tap's products are added to every output position of the row.
 // Each position sums its products in the same order as a per-point loop
 // would (channels, then kernel rows, then kernel columns), in double.
+// `columns`: valid_outputs of each kernel column, the same for every row.
 template <typename T>
 void conv_row(const ConvGeometry& g, const T* x_n, const T* w_m, std::int64_t c_begin, std::int64_t oh,
-              Accumulator* acc) {
+              const std::vector<TapRange>& columns, Accumulator* acc) {
   const std::int64_t cpg = g.channels / g.group;
   std::fill(acc, acc + g.w.out, Accumulator(0));
   for (std::int64_t c = 0; c < cpg; ++c)
@@ -172,7 +173,7 @@ void conv_row(const ConvGeometry& g, const T* x_n, const T* w_m, std::int64_t c_
       const T* x_row = x_n + ((c_begin + c) * g.h.in + ih) * g.w.in;
       const T* w_row = w_m + (c * g.h.kernel + kh) * g.w.kernel;
       for (std::int64_t kw = 0; kw < g.w.kernel; ++kw) {
-        const TapRange r = valid_outputs(g.w, kw);
+        const TapRange r = columns[static_cast<std::size_t>(kw)];
         if (r.lo >= r.hi) continue;
         reference::accumulate_scaled(acc + r.lo, x_row + input_position(g.w, r.lo, kw), r.hi - r.lo, g.w.stride,
                                      Accumulator(w_row[kw]));
@@ -190,12 +191,14 @@ void run_conv(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Ten
   const std::int64_t cpg = g.channels / g.group, mpg = g.out_channels / g.group;
   const std::int64_t x_image = g.channels * g.h.in * g.w.in, w_filter = cpg * g.h.kernel * g.w.kernel;
   std::vector<Accumulator> acc(static_cast<std::size_t>(g.w.out));
+  std::vector<TapRange> columns;
+  for (std::int64_t kw = 0; kw < g.w.kernel; ++kw) columns.push_back(valid_outputs(g.w, kw));
   for (std::int64_t n = 0; n < g.batch; ++n)
     for (std::int64_t m = 0; m < g.out_channels; ++m) {
       const Accumulator bias = pb ? Accumulator(pb[m]) : 0;
       const std::int64_t c_begin = (m / mpg) * cpg;
       for (std::int64_t oh = 0; oh < g.h.out; ++oh) {
-        conv_row(g, px + n * x_image, pw + m * w_filter, c_begin, oh, acc.data());
+        conv_row(g, px + n * x_image, pw + m * w_filter, c_begin, oh, columns, acc.data());
         for (std::int64_t ow = 0; ow < g.w.out; ++ow) *py++ = T(acc[static_cast<std::size_t>(ow)] + bias);
       }
     }

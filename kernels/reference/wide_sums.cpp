@@ -33,20 +33,20 @@ __attribute__((always_inline)) inline void accumulate(double* __restrict acc, co
 }
 
 template <typename T>
-CANARY_VECTORISE __attribute__((target("avx512f"))) void accumulate_avx512(double* acc, const T* x, std::int64_t n, std::int64_t stride,
-                                                   double weight) {
+CANARY_VECTORISE __attribute__((target("avx512f"))) void accumulate_avx512(double* acc, const T* x, std::int64_t n,
+                                                                          std::int64_t stride, double weight) {
   accumulate(acc, x, n, stride, weight);
 }
 
 template <typename T>
-CANARY_VECTORISE __attribute__((target("avx2"))) void accumulate_avx2(double* acc, const T* x, std::int64_t n, std::int64_t stride,
-                                              double weight) {
+CANARY_VECTORISE __attribute__((target("avx2"))) void accumulate_avx2(double* acc, const T* x, std::int64_t n,
+                                                                      std::int64_t stride, double weight) {
   accumulate(acc, x, n, stride, weight);
 }
 
 template <typename T>
 CANARY_VECTORISE void accumulate_baseline(double* acc, const T* x, std::int64_t n, std::int64_t stride,
-                                                     double weight) {
+                                          double weight) {
   accumulate(acc, x, n, stride, weight);
 }
 

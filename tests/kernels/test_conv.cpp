@@ -276,10 +276,12 @@ TEST_CASE("conv sums each output in double in per-point order, bit for bit, over
     const std::int64_t in_h = trial % 2 ? length(rng) : 1, in_w = length(rng);
     const std::int64_t kh = in_h == 1 ? 1 : small(rng), kw = small(rng);
     const std::int64_t stride[2] = {small(rng), small(rng)}, dilation[2] = {small(rng), small(rng)};
-    const std::int64_t pads[2] = {in_h == 1 ? 0 : pad(rng), pad(rng)}, pads_end[2] = {in_h == 1 ? 0 : pad(rng), pad(rng)};
-    const std::int64_t out_h = (in_h + pads[0] + pads_end[0] - (kh - 1) * dilation[0] - 1);
-    const std::int64_t out_w = (in_w + pads[1] + pads_end[1] - (kw - 1) * dilation[1] - 1);
-    if (out_h < 0 || out_w < 0) continue;
+    const std::int64_t pads[2] = {in_h == 1 ? 0 : pad(rng), pad(rng)};
+    const std::int64_t pads_end[2] = {in_h == 1 ? 0 : pad(rng), pad(rng)};
+    // Padded length minus the kernel's span: the output length is room / stride + 1.
+    const std::int64_t room_h = in_h + pads[0] + pads_end[0] - (kh - 1) * dilation[0] - 1;
+    const std::int64_t room_w = in_w + pads[1] + pads_end[1] - (kw - 1) * dilation[1] - 1;
+    if (room_h < 0 || room_w < 0) continue;
     const std::int64_t channels = group * cpg, out_channels = group * mpg;
     const bool two_d = in_h > 1 || trial % 2;
     std::vector<float> xv(static_cast<std::size_t>(n * channels * in_h * in_w)),
@@ -298,10 +300,11 @@ TEST_CASE("conv sums each output in double in per-point order, bit for bit, over
       p.strides = {stride[1]}, p.dilations = {dilation[1]}, p.pads = {pads[1], pads_end[1]};
     }
     xs.push_back(in_w), ws.push_back(kw);
-    const Tensor x = Tensor::from_vector(xv, xs), w = Tensor::from_vector(wv, ws), b = Tensor::from_vector(bv, {out_channels});
+    const Tensor x = Tensor::from_vector(xv, xs), w = Tensor::from_vector(wv, ws);
+    const Tensor b = Tensor::from_vector(bv, {out_channels});
     Tensor y;
     k::conv(p, x, w, &b, y);
-    const std::int64_t oh_count = two_d ? out_h / stride[0] + 1 : 1, ow_count = out_w / stride[1] + 1;
+    const std::int64_t oh_count = two_d ? room_h / stride[0] + 1 : 1, ow_count = room_w / stride[1] + 1;
     CAPTURE(trial, group, cpg, mpg, in_h, in_w, kh, kw, stride[0], stride[1], dilation[0], dilation[1]);
     REQUIRE(y.numel() == n * out_channels * oh_count * ow_count);
     const std::int64_t s2[2] = {two_d ? stride[0] : 1, stride[1]}, d2[2] = {two_d ? dilation[0] : 1, dilation[1]};

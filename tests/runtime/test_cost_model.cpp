@@ -116,11 +116,28 @@ NamedTensors transcendental_inputs(int i) {
   return {{"x", random_tensor({64, 1024}, 100 + static_cast<std::uint32_t>(i), -9.0f, -4.5f)}};
 }
 
-Options fast_math_only(CostProfile profile) {
+// The profile's options with every candidate axis off: the primary and the
+// interpreter only, until a test turns the axis it is about back on.
+Options no_axes(CostProfile profile) {
   Options o = cost_options(profile);
-  o.cost.try_unfused = o.cost.try_isas = o.cost.try_symbolic = o.cost.try_bf16 = false;
-  o.cost.try_compensated = o.cost.try_threads = false;
+  o.cost.try_fast_math = o.cost.try_unfused = o.cost.try_isas = o.cost.try_symbolic = o.cost.try_bf16 = false;
+  o.cost.try_compensated = o.cost.try_wide_accumulation = o.cost.try_threads = false;
   return o;
+}
+
+Options fast_math_only(CostProfile profile) {
+  Options o = no_axes(profile);
+  o.cost.try_fast_math = true;
+  return o;
+}
+
+// Runs calls until the model decides and returns its one decision.
+std::shared_ptr<const CostDecision> the_decision(const Model& m, Session& s,
+                                                 const std::function<NamedTensors(int)>& inputs) {
+  run_until_decided(m, s, inputs);
+  const auto ds = decisions(m);
+  REQUIRE(ds.size() == 1);
+  return ds[0];
 }
 
 }  // namespace
@@ -134,10 +151,8 @@ TEST_CASE("cost model: robust rejects fast-math GELU for its error; speed choose
     Runtime rt(o);
     Model m = transcendental_model(rt);
     Session s = m.session();
-    run_until_decided(m, s, transcendental_inputs);
-    const auto ds = decisions(m);
-    REQUIRE(ds.size() == 1);
-    const CostDecision& d = *ds[0];
+    const auto decision = the_decision(m, s, transcendental_inputs);
+    const CostDecision& d = *decision;
     INFO(d.to_table());
     const CostCandidate* f = candidate(d, "fused fast avx2 fp32");
     const CostCandidate* e = candidate(d, "fused exact avx2 fp32");
@@ -201,10 +216,9 @@ TEST_CASE("cost model: robust chooses f64 sums where oneDNN's f32 sums miss its 
   // errors far above robust's 1e-6; f64 sums round each output once.
   for (CostProfile profile : {CostProfile::Robust, CostProfile::Speed}) {
     CAPTURE(cost_profile_name(profile));
-    Options o = cost_options(profile);
+    Options o = no_axes(profile);
+    o.cost.try_wide_accumulation = true;
     o.jit.isa = "avx2";
-    o.cost.try_fast_math = o.cost.try_unfused = o.cost.try_isas = o.cost.try_symbolic = o.cost.try_bf16 = false;
-    o.cost.try_compensated = o.cost.try_threads = false;
     Runtime rt(o);
     ModelBuilder b("long_dot");
     b.input("x", DType::F32, {"N", 1024})
@@ -214,10 +228,8 @@ TEST_CASE("cost model: robust chooses f64 sums where oneDNN's f32 sums miss its 
     Model m = rt.build(b);
     Session s = m.session();
     const auto inputs = [](int i) { return NamedTensors{{"x", random_tensor({16, 1024}, 40 + i, -1.0f, 1.0f)}}; };
-    run_until_decided(m, s, inputs);
-    const auto ds = decisions(m);
-    REQUIRE(ds.size() == 1);
-    const CostDecision& d = *ds[0];
+    const auto decision = the_decision(m, s, inputs);
+    const CostDecision& d = *decision;
     INFO(d.to_table());
     const CostCandidate* f32 = candidate(d, "fused exact avx2 fp32");
     const CostCandidate* wide = candidate(d, "fused exact avx2 fp32 f64 sums");
