@@ -34,6 +34,8 @@ struct CliOptions {
   std::string chrome_trace;                    // --chrome-trace FILE.json
   bool json = false;                           // --json (inspect, explain)
   bool listing = false;                        // --listing (inspect): each variant's full plan
+  bool passes = false;                         // --passes (inspect): what each graph pass changed
+  std::string graph_opt = "all";               // --graph-opt off|basic|all: Options::graph_optimization
 };
 
 }  // namespace canary::cli

@@ -95,6 +95,19 @@ void print_jit_report(std::ostream& os, const JitReport& r, const std::vector<st
   }
 }
 
+void print_graph_passes(std::ostream& os, const std::vector<GraphPassReport>& passes) {
+  if (passes.empty()) {
+    fmt::print(os, "graph passes: off\n");
+    return;
+  }
+  fmt::print(os, "graph passes:\n");
+  for (const GraphPassReport& p : passes) {
+    fmt::print(os, "  {}: {} change{}, nodes {} -> {}\n", p.pass, p.changes, p.changes == 1 ? "" : "s",
+               p.nodes_before, p.nodes_after);
+    for (const std::string& d : p.details) fmt::print(os, "    {}\n", d);
+  }
+}
+
 void print_inspect(std::ostream& os, const JitReport& report, const std::vector<std::string>& model_inputs,
                    const RunResult& run, bool listing) {
   print_jit_report(os, report, model_inputs, listing);

@@ -15,6 +15,9 @@ namespace canary::cli {
 void print_jit_report(std::ostream& os, const JitReport& report, const std::vector<std::string>& model_inputs,
                       bool listing);
 
+// What each graph-optimizer pass changed at load, one line per rewrite.
+void print_graph_passes(std::ostream& os, const std::vector<GraphPassReport>& passes);
+
 // The whole inspect report: the JIT report, then time per tier and stats.
 void print_inspect(std::ostream& os, const JitReport& report, const std::vector<std::string>& model_inputs,
                    const RunResult& run, bool listing);

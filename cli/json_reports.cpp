@@ -136,8 +136,19 @@ json event_json(const Event& e) {
 
 }  // namespace
 
-std::string inspect_json(const std::string& model_path, const JitReport& report, const RunResult& run) {
+// One entry per graph pass that ran.
+static json graph_passes_json(const std::vector<GraphPassReport>& passes) {
+  json list = json::array();
+  for (const GraphPassReport& p : passes)
+    list.push_back({{"pass", p.pass}, {"changes", p.changes}, {"nodes_before", p.nodes_before},
+                    {"nodes_after", p.nodes_after}, {"details", p.details}});
+  return list;
+}
+
+std::string inspect_json(const std::string& model_path, const std::vector<GraphPassReport>& passes,
+                         const JitReport& report, const RunResult& run) {
   const json doc = {{"format", "canary-inspect"}, {"version", 1},          {"model", model_path},
+                    {"graph_passes", graph_passes_json(passes)},
                     {"jit", jit_json(report)},    {"tiers", tiers_json(run.calls)},
                     {"stats", stats_json(run.stats)}, {"calls", calls_json(run.calls)}};
   return doc.dump(2) + "\n";

@@ -1,13 +1,13 @@
 // The `canary` command: parses the command line (CLI11 stays in this file) and runs one verb.
 //
 //   canary run     MODEL [inputs] [--output-dir DIR] [--chrome-trace FILE.json]
-//   canary inspect MODEL [inputs] [--json] [--listing] [--chrome-trace FILE.json]
+//   canary inspect MODEL [inputs] [--json] [--listing] [--passes] [--chrome-trace FILE.json]
 //   canary explain MODEL [inputs] [--json] [--chrome-trace FILE.json]
 //   canary dot     MODEL [inputs]
 //
 // inputs: --input NAME=FILE.npy | NAME=random[:DIMS] (repeatable), --inputs DIR,
 // --stream FILE, --repeat N, --seed S; runtime: --profile, --cost, --decision,
-// --no-jit, --threads, --sync-compile, --hot N. Any error exits non-zero with one line on stderr.
+// --no-jit, --threads, --sync-compile, --hot N, --graph-opt. Any error exits non-zero with one line on stderr.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -47,6 +47,10 @@ void add_common_options(CLI::App* verb, CliOptions& cli, std::uint64_t& hot) {
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
   verb->add_option("--threads", cli.threads, "Intra-op threads of the oneDNN kernels (0: library default)")
       ->check(CLI::Range(0, 1024));
+  verb->add_option("--graph-opt", cli.graph_opt,
+                   "Graph optimizer level at load: off, basic (rewrites that keep every value) or all (also "
+                   "BatchNormalization folding and fusions that round differently; default)")
+      ->check(CLI::IsMember({"off", "basic", "all"}));
   verb->add_option("--hot", hot, "Anchor visits before a trace is recorded (default 8)")
       ->check(CLI::Range(1, 1000000000));
 }
@@ -85,6 +89,7 @@ int main(int argc, char** argv) {
     verb->add_option("--chrome-trace", cli.chrome_trace, "Write a Chrome trace-event file (Perfetto, chrome://tracing)");
   for (CLI::App* verb : {inspect, explain}) verb->add_flag("--json", cli.json, "Machine-readable output (docs/cli-json-schema.md)");
   inspect->add_flag("--listing", cli.listing, "Print each variant's full plan");
+  inspect->add_flag("--passes", cli.passes, "Print what each graph-optimizer pass changed at load");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -83,6 +83,10 @@ Options runtime_options(const CliOptions& cli) {
   if (cli.device == "auto" && !cli.cost) throw Error(ErrorKind::Input, "--device auto needs --cost");
   o.jit.device = cli.device;
   if (cli.hot_threshold) o.jit.hot_threshold = *cli.hot_threshold;
+  if (cli.graph_opt == "off") o.graph_optimization = GraphOptimization::Off;
+  else if (cli.graph_opt == "basic") o.graph_optimization = GraphOptimization::Basic;
+  else if (cli.graph_opt == "all") o.graph_optimization = GraphOptimization::All;
+  else throw Error(ErrorKind::Input, "--graph-opt '" + cli.graph_opt + "' (expected off, basic or all)");
   return o;
 }
 

@@ -22,8 +22,12 @@ int inspect_command(const CliOptions& cli) {
   const LoadedModel loaded = load_model(cli);
   const RunResult run = replay_for_command(cli, loaded, false);
   const JitReport report = loaded.model.jit_report();
-  if (cli.json) std::cout << inspect_json(cli.model, report, run);
-  else print_inspect(std::cout, report, input_names(loaded.model), run, cli.listing);
+  if (cli.json) {
+    std::cout << inspect_json(cli.model, loaded.model.graph_passes(), report, run);
+    return 0;
+  }
+  if (cli.passes) print_graph_passes(std::cout, loaded.model.graph_passes());
+  print_inspect(std::cout, report, input_names(loaded.model), run, cli.listing);
   return 0;
 }
 

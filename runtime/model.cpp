@@ -3,7 +3,9 @@
 
 #include "graph/onnx_import.h"
 #include "graph/op_registry.h"
+#include "graph/passes/optimizer.h"
 #include "graph/text_format.h"
+#include "runtime/constant_evaluator.h"
 #include "runtime/fault_options.h"
 #include "runtime/fused_device_lookup.h"
 #include "runtime/model_impl.h"
@@ -26,11 +28,37 @@ static TensorSpec spec_of(const graph::Graph& g, graph::ValueId v) {
   return spec;
 }
 
+// The graph optimizer's level for these options.
+static graph::OptimizationLevel optimization_level(GraphOptimization g) {
+  switch (g) {
+    case GraphOptimization::Off: return graph::OptimizationLevel::Off;
+    case GraphOptimization::Basic: return graph::OptimizationLevel::Basic;
+    case GraphOptimization::All: return graph::OptimizationLevel::All;
+  }
+  return graph::OptimizationLevel::All;
+}
+
+// Runs the graph optimizer on an imported graph; the pass records go to `reports`.
+static std::shared_ptr<graph::Graph> optimize(std::shared_ptr<graph::Graph> graph, const Options& options,
+                                              std::vector<GraphPassReport>& reports) {
+  if (options.graph_optimization == GraphOptimization::Off) return graph;
+  graph::OptimizerOptions opt;
+  opt.level = optimization_level(options.graph_optimization);
+  opt.evaluate = evaluate_constant_node;
+  graph::OptimizeResult result = graph::optimize_graph(*graph, opt);
+  for (graph::PassRecord& r : result.passes)
+    reports.push_back(GraphPassReport{r.pass, r.changes, r.nodes_before, r.nodes_after, std::move(r.details)});
+  return result.graph;
+}
+
 Model make_model(std::shared_ptr<graph::Graph> graph, const Options& options) {
   auto impl = std::make_shared<Model::Impl>();
   impl->options = options;
-  impl->program = vm::compile(*graph);
+  // The fp64 reference runs the graph as imported: it is the yardstick the
+  // passes are measured against too.
   impl->reference_program = vm::compile(*graph, vm::CompileOptions{.promote_f32_to_f64 = true});
+  graph = optimize(std::move(graph), options, impl->graph_passes);
+  impl->program = vm::compile(*graph);
   for (graph::ValueId v : graph->inputs()) impl->inputs.push_back(spec_of(*graph, v));
   for (graph::ValueId v : graph->outputs()) impl->outputs.push_back(spec_of(*graph, v));
   check_options(options, impl->inputs, impl->outputs);
@@ -44,6 +72,7 @@ Model make_model(std::shared_ptr<graph::Graph> graph, const Options& options) {
 const std::vector<TensorSpec>& Model::inputs() const { return impl_->inputs; }
 const std::vector<TensorSpec>& Model::outputs() const { return impl_->outputs; }
 std::string Model::to_text() const { return graph::print_graph(*impl_->graph); }
+const std::vector<GraphPassReport>& Model::graph_passes() const { return impl_->graph_passes; }
 std::string Model::disassemble() const { return impl_->program->disassemble(); }
 
 Session Model::session() const { return Session(std::make_unique<Session::Impl>(impl_, impl_->program, true)); }

@@ -16,7 +16,8 @@ namespace canary {
 
 struct Model::Impl {
   Options options;
-  std::shared_ptr<const graph::Graph> graph;
+  std::shared_ptr<const graph::Graph> graph;             // as it runs (after the graph passes)
+  std::vector<GraphPassReport> graph_passes;
   std::shared_ptr<const vm::Program> program;            // model precision
   std::shared_ptr<const vm::Program> reference_program;  // every f32 promoted to f64
   std::vector<TensorSpec> inputs;

@@ -45,8 +45,12 @@ class Model {
  public:
   const std::vector<TensorSpec>& inputs() const;
   const std::vector<TensorSpec>& outputs() const;
-  // The model in the text format (docs/text-format.md).
+  // The model in the text format (docs/text-format.md), as it runs: after
+  // the graph optimizer (Options::graph_optimization).
   std::string to_text() const;
+  // What each graph-optimizer pass changed when the model loaded, in order
+  // (empty when Options::graph_optimization is Off).
+  const std::vector<GraphPassReport>& graph_passes() const;
   // The compiled bytecode, one instruction per line.
   std::string disassemble() const;
   // A new session running in the model's precision.

@@ -9,6 +9,14 @@
 
 namespace canary {
 
+// What one graph-optimizer pass did at load (Model::graph_passes()).
+struct GraphPassReport {
+  std::string pass;                  // "fold_batch_norm"
+  int changes = 0;                   // rewrites applied
+  int nodes_before = 0, nodes_after = 0;
+  std::vector<std::string> details;  // one line per rewrite: "'bn1' folded into 'conv1'"
+};
+
 struct GuardReport {
   std::string condition;      // "x.dim0 == 8", "16 <= x.dim0 <= 4096", "branch at pc 12 ..."
   std::uint64_t failures = 0; // entry refusals (entry guards) or side exits (mid-trace checks)

@@ -116,6 +116,16 @@ struct JitOptions {
   std::string fault_injection;
 };
 
+// The graph optimizer run at load (docs/graph-passes.md), like ONNX
+// Runtime's levels. Off: the graph runs as imported. Basic: rewrites that
+// change no output bit (no-op removal, constant folding, common
+// subexpressions, dead nodes). All: Basic plus rewrites that round
+// differently, within a few f32 ulps of each result (BatchNormalization
+// folded into the Conv/Gemm before it or into a per-channel multiply-add,
+// MatMul + bias Add as one Gemm). The fp64 reference session always runs the
+// graph as imported, so it measures what the passes change.
+enum class GraphOptimization { Off, Basic, All };
+
 struct Options {
   // Largest single tensor a call may allocate; a larger request is an
   // Error(Resource) naming the node, never an out-of-memory crash.
@@ -165,6 +175,7 @@ struct Options {
   // last Runtime constructed with a non-empty spec wins. A malformed spec is an
   // Error(Input) from the constructor.
   std::string fault_injection;
+  GraphOptimization graph_optimization = GraphOptimization::All;
   JitOptions jit;
   // How the JIT chooses among candidate variants: profile, weights, hard
   // limits, decision outputs and the shadow-run budget (docs/COST_MODEL.md).

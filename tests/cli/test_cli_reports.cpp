@@ -15,7 +15,9 @@ namespace {
 CliResult run_on_batch_stream(const ScratchDir& dir, const std::string& verb, std::vector<std::string> extra = {},
                               std::vector<std::string> env = {}) {
   write_text(dir.file("s.txt"), "x=random:8x4 *10\nx=random:16x4 *6\nx=random:32x4 *4\n");
-  std::vector<std::string> args = {verb, fixture("mlp.cnr"), "--stream", dir.file("s.txt"), "--sync-compile"};
+  // The fixture's nodes as written (the graph optimizer would make fc1 and h1 one Gemm).
+  std::vector<std::string> args = {verb, fixture("mlp.cnr"), "--stream", dir.file("s.txt"), "--sync-compile",
+                                   "--graph-opt", "off"};
   args.insert(args.end(), extra.begin(), extra.end());
   return run_cli(args, env);
 }
@@ -190,4 +192,37 @@ TEST_CASE("CANARY_LOG prints the library's events to stderr", "[unit][cli]") {
   CHECK_THAT(guards.err, Catch::Contains("guard-failed"));
   const CliResult quiet = run_on_batch_stream(dir, "run");
   CHECK(quiet.err.empty());
+}
+
+TEST_CASE("cli inspect --passes: what each graph pass changed, and the JIT on the optimized graph", "[unit][cli]") {
+  ScratchDir dir;
+  write_text(dir.file("s.txt"), "x=random:8x4 *10\n");
+  const CliResult r = run_cli({"inspect", fixture("mlp.cnr"), "--stream", dir.file("s.txt"), "--sync-compile", "--passes"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("graph passes:\n  eliminate_dead_nodes: 0 changes, nodes 5 -> 5"));
+  CHECK_THAT(r.out, Catch::Contains("  fuse_matmul_add: 1 change, nodes 5 -> 4\n    'fc1' and 'Add -> h1' as one Gemm"));
+  // The Gemm and the Relu after it run as one contraction with its epilogue.
+  CHECK_THAT(r.out, Catch::Contains("group 1: fc1 h (3 in, 1 out)"));
+  CHECK_THAT(r.out, Catch::Contains("kernel calls: fc2"));
+
+  const CliResult off = run_cli({"inspect", fixture("mlp.cnr"), "--stream", dir.file("s.txt"), "--passes",
+                                 "--graph-opt", "off"});
+  REQUIRE(off.status == 0);
+  CHECK_THAT(off.out, Catch::Contains("graph passes: off"));
+
+  const CliResult js = run_cli({"inspect", fixture("mlp.cnr"), "--stream", dir.file("s.txt"), "--json"});
+  REQUIRE(js.status == 0);
+  const json doc = json::parse(js.out);
+  REQUIRE(doc["graph_passes"].size() == 6);
+  const json& fuse = doc["graph_passes"][5];
+  CHECK(fuse["pass"] == "fuse_matmul_add");
+  CHECK(fuse["changes"] == 1);
+  CHECK(fuse["nodes_before"] == 5);
+  CHECK(fuse["nodes_after"] == 4);
+  CHECK(fuse["details"][0] == "'fc1' and 'Add -> h1' as one Gemm");
+
+  const CliResult bad = run_cli({"run", fixture("mlp.cnr"), "--graph-opt", "max"});
+  CHECK(bad.status == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--graph-opt"));
 }

@@ -1,0 +1,31 @@
+// The passes of the graph optimizer (optimizer.h). Each reads the graph
+// through its GraphEdit, records its rewrites there and one line per rewrite
+// in `details`; the pipeline rebuilds and re-infers the graph after it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/passes/graph_edit.h"
+#include "graph/passes/optimizer.h"
+
+namespace canary::graph::passes {
+
+struct PassContext {
+  GraphEdit& edit;
+  const OptimizerOptions& options;
+  std::vector<std::string>& details;
+};
+
+// Identity, inference Dropout, Cast to the same dtype, shape ops that keep the shape (remove_no_ops.cpp).
+void remove_no_ops(PassContext& ctx);
+// Nodes whose inputs are all constants, and integer values known from shapes (fold_constants.cpp).
+void fold_constants(PassContext& ctx);
+// Nodes computing what an earlier node already computed (common_subexpressions.cpp).
+void eliminate_common_subexpressions(PassContext& ctx);
+// BatchNormalization into the Conv/Gemm before it, or into a per-channel multiply-add (fold_batch_norm.cpp).
+void fold_batch_norm(PassContext& ctx);
+// MatMul of a 2-D input by a constant matrix, then Add of a bias row, as one Gemm (fuse_matmul_add.cpp).
+void fuse_matmul_add(PassContext& ctx);
+
+}  // namespace canary::graph::passes

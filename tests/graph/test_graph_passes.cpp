@@ -1,0 +1,322 @@
+// The graph optimizer's passes on graphs written in the text format: what each
+// rewrites and what it must leave alone, levels, the pass report, names of
+// graph outputs, subgraph captures and a second run finding nothing to do.
+// (tests/runtime/test_graph_optimizer.cpp runs optimized models against the
+// fp64 reference.)
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "graph/op_registry.h"
+#include "graph/passes/optimizer.h"
+#include "graph/text_format.h"
+
+using namespace canary;
+using namespace canary::graph;
+
+namespace {
+
+OptimizeResult optimize(const std::string& text, OptimizationLevel level = OptimizationLevel::All,
+                        ConstantEvaluator evaluate = {}) {
+  std::shared_ptr<Graph> g = parse_graph(text, "<test>");
+  OptimizerOptions options;
+  options.level = level;
+  options.evaluate = std::move(evaluate);
+  return optimize_graph(*g, options);
+}
+
+// How many nodes of `op` the graph has.
+int count(const Graph& g, OpKind op) {
+  int n = 0;
+  for (const Node& node : g.nodes()) n += node.op == op;
+  return n;
+}
+
+const PassRecord& record(const OptimizeResult& r, const std::string& pass) {
+  for (const PassRecord& p : r.passes)
+    if (p.pass == pass) return p;
+  FAIL("no record of pass " << pass);
+  return r.passes.front();
+}
+
+const Tensor& constant_input(const Graph& g, const Node& node, int i) {
+  const ValueInfo& v = g.value(node.inputs.at(i));
+  REQUIRE(v.constant);
+  return *v.constant;
+}
+
+const Node& only_node(const Graph& g, OpKind op) {
+  for (const Node& node : g.nodes())
+    if (node.op == op) return node;
+  FAIL("no " << op_name(op) << " node");
+  return g.nodes().front();
+}
+
+const char* kConvBn = R"(canary v1
+graph main(x: f32[N, 2, 8]) -> (y) {
+  const w: f32[3, 2, 1] = [1, 2, 3, 4, 5, 6]
+  const b: f32[3] = [0.5, -1, 2]
+  const scale: f32[3] = [2, 0.5, -1]
+  const shift: f32[3] = [1, 0, 3]
+  const mean: f32[3] = [0.25, 1, -2]
+  const var: f32[3] = [3, 0.25, 1]
+  c = Conv(x, w, b) "conv1"
+  n = BatchNormalization(c, scale, shift, mean, var) {epsilon = 0.001} "bn1"
+  y = Relu(n)
+}
+)";
+
+}  // namespace
+
+TEST_CASE("graph passes: BatchNormalization folds into the Conv before it", "[unit][graph_passes]") {
+  OptimizeResult r = optimize(kConvBn);
+  const Graph& g = *r.graph;
+  CHECK(count(g, OpKind::BatchNormalization) == 0);
+  CHECK(count(g, OpKind::Conv) == 1);
+  const Node& conv = only_node(g, OpKind::Conv);
+  const Tensor& w = constant_input(g, conv, 1);
+  const Tensor& b = constant_input(g, conv, 2);
+  // Channel 1: s = 0.5 / sqrt(0.25 + 0.001), t = 0 - 1 * s.
+  const double s1 = 0.5 / std::sqrt(0.251);
+  CHECK(w.data<float>()[2] == static_cast<float>(3 * s1));
+  CHECK(w.data<float>()[3] == static_cast<float>(4 * s1));
+  CHECK(b.data<float>()[1] == static_cast<float>(-1 * s1 + (0 - 1 * s1)));
+  // The original weights are no longer read, so they are gone.
+  CHECK(!g.find_value("w"));
+  CHECK(record(r, "fold_batch_norm").changes == 1);
+  CHECK(record(r, "fold_batch_norm").details.at(0) == "'bn1' folded into 'conv1'");
+  CHECK(g.value(g.outputs()[0]).name == "y");
+}
+
+TEST_CASE("graph passes: level basic leaves BatchNormalization; off is not a pass level", "[unit][graph_passes]") {
+  OptimizeResult basic = optimize(kConvBn, OptimizationLevel::Basic);
+  CHECK(count(*basic.graph, OpKind::BatchNormalization) == 1);
+  for (const PassRecord& p : basic.passes) CHECK(p.pass != "fold_batch_norm");
+  OptimizeResult off = optimize(kConvBn, OptimizationLevel::Off);
+  CHECK(off.passes.empty());
+  CHECK(count(*off.graph, OpKind::BatchNormalization) == 1);
+}
+
+TEST_CASE("graph passes: a BatchNormalization whose Conv result has another reader becomes a multiply-add",
+          "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, 2, 8]) -> (y, c) {
+  const w: f32[3, 2, 1] = [1, 2, 3, 4, 5, 6]
+  const s: f32[3] = [2, 0.5, -1]
+  const t: f32[3] = [1, 0, 3]
+  const m: f32[3] = [0.25, 1, -2]
+  const v: f32[3] = [3, 0.25, 1]
+  c = Conv(x, w)
+  y = BatchNormalization(c, s, t, m, v) "bn"
+}
+)";
+  OptimizeResult r = optimize(text);
+  const Graph& g = *r.graph;
+  CHECK(count(g, OpKind::BatchNormalization) == 0);
+  CHECK(count(g, OpKind::Mul) == 1);
+  CHECK(count(g, OpKind::Add) == 1);
+  // The graph output keeps its name and type; the per-channel constants broadcast over the length.
+  REQUIRE(g.find_value("y"));
+  CHECK(g.value(*g.find_value("y")).type.to_string() == "f32[N, 3, 8]");
+  CHECK(constant_input(g, only_node(g, OpKind::Mul), 1).shape() == Shape{3, 1});
+  CHECK(record(r, "fold_batch_norm").details.at(0) == "'bn' as a per-channel multiply-add");
+}
+
+TEST_CASE("graph passes: BatchNormalization after a Gemm scales its columns", "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, 2]) -> (y) {
+  const w: f32[3, 2] = [1, 2, 3, 4, 5, 6]
+  const s: f32[3] = [2, 0.5, -1]
+  const t: f32[3] = [1, 0, 3]
+  const m: f32[3] = [0.25, 1, -2]
+  const v: f32[3] = [3, 0.25, 1]
+  h = Gemm(x, w) {transB = 1, alpha = 2.0} "fc"
+  y = BatchNormalization(h, s, t, m, v)
+}
+)";
+  OptimizeResult r = optimize(text);
+  const Graph& g = *r.graph;
+  CHECK(count(g, OpKind::BatchNormalization) == 0);
+  const Node& gemm = only_node(g, OpKind::Gemm);
+  const Tensor& w = constant_input(g, gemm, 1);
+  const double s2 = -1 / std::sqrt(1 + 1e-5);
+  CHECK(w.data<float>()[4] == static_cast<float>(5 * s2));  // row 2 of w (transB) is column 2 of the product
+  CHECK(constant_input(g, gemm, 2).data<float>()[2] == static_cast<float>(3 - (-2) * s2));
+}
+
+TEST_CASE("graph passes: no-ops go, and a graph output keeps its name", "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, 4]) -> (out) {
+  a = Relu(x)
+  b = Identity(a)
+  c = Dropout(b)
+  d = Cast(c) {to = "f32"}
+  const shape: i64[2] = [-1, 4]
+  e = Reshape(d, shape)
+  out = Identity(e)
+}
+)";
+  OptimizeResult r = optimize(text, OptimizationLevel::Basic);
+  const Graph& g = *r.graph;
+  REQUIRE(g.nodes().size() == 1);
+  CHECK(g.nodes()[0].op == OpKind::Relu);
+  CHECK(g.value(g.outputs()[0]).name == "out");
+  CHECK(record(r, "remove_no_ops").changes == 5);
+}
+
+TEST_CASE("graph passes: an Identity from a graph input to a graph output stays", "[unit][graph_passes]") {
+  OptimizeResult r = optimize("canary v1\ngraph main(x: f32[4]) -> (y) {\n  y = Identity(x)\n}\n");
+  CHECK(r.graph->nodes().size() == 1);
+  CHECK(record(r, "remove_no_ops").changes == 0);
+}
+
+TEST_CASE("graph passes: dead nodes and unread constants are dropped", "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[4]) -> (y) {
+  const unused: f32[4] = [1, 2, 3, 4]
+  dead = Add(x, unused) "dead_add"
+  dead2 = Exp(dead)
+  y = Relu(x)
+}
+)";
+  OptimizeResult r = optimize(text, OptimizationLevel::Basic);
+  CHECK(r.graph->nodes().size() == 1);
+  CHECK(!r.graph->find_value("unused"));
+  const PassRecord& dead = record(r, "eliminate_dead_nodes");
+  CHECK(dead.changes == 2);
+  CHECK(dead.nodes_before == 3);
+  CHECK(dead.nodes_after == 1);
+  CHECK(dead.details.at(0) == "'dead_add' (Add) is unused");
+}
+
+TEST_CASE("graph passes: common subexpressions merge; different attributes do not", "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[4, 6]) -> (y) {
+  a = Softmax(x) {axis = 1}
+  b = Softmax(x) {axis = 1}
+  c = Softmax(x) {axis = 0}
+  s = Add(a, b)
+  y = Add(s, c)
+}
+)";
+  OptimizeResult r = optimize(text, OptimizationLevel::Basic);
+  CHECK(count(*r.graph, OpKind::Softmax) == 2);
+  CHECK(record(r, "eliminate_common_subexpressions").changes == 1);
+}
+
+TEST_CASE("graph passes: values known from static shapes fold without an evaluator", "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[2, 3, 4]) -> (y) {
+  s = Shape(x)
+  const idx: i64[] = [0]
+  n = Gather(s, idx)
+  const minus1: i64[1] = [-1]
+  const axes: i64[1] = [0]
+  n1 = Unsqueeze(n, axes)
+  shp = Concat(n1, minus1) {axis = 0}
+  y = Reshape(x, shp)
+}
+)";
+  OptimizeResult r = optimize(text, OptimizationLevel::Basic);
+  const Graph& g = *r.graph;
+  REQUIRE(g.nodes().size() == 1);
+  const Node& reshape = g.nodes()[0];
+  CHECK(reshape.op == OpKind::Reshape);
+  const Tensor& shape = constant_input(g, reshape, 1);
+  CHECK(std::vector<std::int64_t>(shape.data<std::int64_t>(), shape.data<std::int64_t>() + 2) ==
+        std::vector<std::int64_t>{2, -1});
+  CHECK(g.value(g.outputs()[0]).type.to_string() == "f32[2, 12]");
+}
+
+TEST_CASE("graph passes: constant folding runs nodes of constants through the evaluator", "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, 2]) -> (y) {
+  const w: f32[3, 2] = [1, 2, 3, 4, 5, 6]
+  wt = Transpose(w) {perm = [1, 0]} "transpose_w"
+  y = MatMul(x, wt)
+}
+)";
+  int calls = 0;
+  // A stand-in evaluator for Transpose of a 2-D f32 constant.
+  ConstantEvaluator transpose = [&](const Node& node, const std::vector<const Tensor*>& in)
+      -> std::optional<std::vector<Tensor>> {
+    ++calls;
+    if (node.op != OpKind::Transpose) return std::nullopt;
+    const Tensor& t = *in.at(0);
+    Tensor out = Tensor::empty(DType::F32, {t.dim(1), t.dim(0)});
+    for (std::int64_t i = 0; i < t.dim(0); ++i)
+      for (std::int64_t j = 0; j < t.dim(1); ++j) out.data<float>()[j * t.dim(0) + i] = t.data<float>()[i * t.dim(1) + j];
+    return std::vector<Tensor>{out};
+  };
+  OptimizeResult r = optimize(text, OptimizationLevel::Basic, transpose);
+  const Graph& g = *r.graph;
+  REQUIRE(g.nodes().size() == 1);
+  CHECK(calls == 1);  // MatMul reads an input, so it is never offered
+  const Tensor& wt = constant_input(g, g.nodes()[0], 1);
+  CHECK(wt.shape() == Shape{2, 3});
+  CHECK(wt.data<float>()[1] == 3.0f);
+  CHECK(record(r, "fold_constants").details.at(0) == "'transpose_w' (Transpose) computed at load");
+
+  // An evaluator that declines leaves the node in place.
+  OptimizeResult kept = optimize(text, OptimizationLevel::Basic, [](const Node&, const std::vector<const Tensor*>&) {
+    return std::optional<std::vector<Tensor>>();
+  });
+  CHECK(kept.graph->nodes().size() == 2);
+}
+
+TEST_CASE("graph passes: MatMul by a constant matrix then a bias Add is one Gemm", "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, 2], z: f32[N, 2, 2]) -> (y, y3) {
+  const w: f32[2, 3] = [1, 2, 3, 4, 5, 6]
+  const b: f32[3] = [1, 2, 3]
+  h = MatMul(x, w) "mm"
+  y = Add(b, h) "bias"
+  h3 = MatMul(z, w)
+  y3 = Add(h3, b)
+}
+)";
+  OptimizeResult r = optimize(text);
+  const Graph& g = *r.graph;
+  CHECK(count(g, OpKind::Gemm) == 1);
+  CHECK(count(g, OpKind::MatMul) == 1);  // the 3-D one stays
+  CHECK(g.value(g.outputs()[0]).name == "y");
+  CHECK(g.value(g.outputs()[0]).type.to_string() == "f32[N, 3]");
+  CHECK(record(r, "fuse_matmul_add").details.at(0) == "'mm' and 'bias' as one Gemm");
+}
+
+TEST_CASE("graph passes: subgraph captures follow the values they read", "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[4], n: i64[]) -> (last) {
+  const bias: f32[4] = [1, 2, 3, 4]
+  dead = Exp(x)
+  b2 = Identity(bias)
+  last = Loop(n, _, x) {
+    body = graph step(i: i64[], c: bool[], h: f32[4]) -> (c, h2) captures (b = b2) {
+      h2 = Add(h, b)
+    }
+  }
+}
+)";
+  OptimizeResult r = optimize(text, OptimizationLevel::Basic);
+  const Graph& g = *r.graph;
+  REQUIRE(g.nodes().size() == 1);
+  const Graph& body = *std::get<std::shared_ptr<Graph>>(g.nodes()[0].attrs.at("body"));
+  REQUIRE(body.captures().size() == 1);
+  CHECK(g.value(body.captures()[0].outer).name == "bias");
+}
+
+TEST_CASE("graph passes: a second run finds nothing to change", "[unit][graph_passes]") {
+  OptimizeResult first = optimize(kConvBn);
+  OptimizerOptions options;
+  OptimizeResult second = optimize_graph(*first.graph, options);
+  for (const PassRecord& p : second.passes) CHECK(p.changes == 0);
+  CHECK(print_graph(*second.graph) == print_graph(*first.graph));
+}
+
+TEST_CASE("graph passes: level names parse", "[unit][graph_passes]") {
+  CHECK(parse_optimization_level("basic") == OptimizationLevel::Basic);
+  CHECK(parse_optimization_level("all") == OptimizationLevel::All);
+  CHECK(parse_optimization_level("off") == OptimizationLevel::Off);
+  CHECK(!parse_optimization_level("max"));
+  CHECK(std::string(optimization_level_name(OptimizationLevel::Basic)) == "basic");
+}

@@ -1,0 +1,134 @@
+// The graph optimizer through the API: a Conv/BatchNorm/pool block, a Gemm
+// head and a residual BatchNorm run at every level, interpreted and compiled,
+// against the fp64 reference of the graph as imported. A pass may move an
+// output by rounding only: at most 1e-6 of the output's scale more than the
+// same tier moves without passes.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "canary/canary.h"
+#include "jit_test_models.h"
+
+using namespace canary;
+using namespace canary::test;
+
+namespace {
+
+// Conv(3->8, 3x3) + BN + Relu, MaxPool, Conv(8->8, 3x3) + BN, a residual Add
+// with a BN of the pooled map (lone: its input has two readers), Flatten,
+// Gemm + BN: every fold and the multiply-add split.
+Model conv_bn_block(const Runtime& rt) {
+  std::uint32_t seed = 100;
+  const auto next = [&] { return seed++; };
+  const auto bn_params = [&](ModelBuilder& b, const std::string& p, std::int64_t c) {
+    b.constant(p + "_s", random_tensor({c}, next(), 0.5f, 1.5f));
+    b.constant(p + "_b", random_tensor({c}, next(), -0.5f, 0.5f));
+    b.constant(p + "_m", random_tensor({c}, next(), -0.5f, 0.5f));
+    b.constant(p + "_v", random_tensor({c}, next(), 0.2f, 2.0f));
+  };
+  ModelBuilder b("block");
+  b.input("x", DType::F32, {"N", 3, 12, 12});
+  b.constant("w1", random_tensor({8, 3, 3, 3}, next(), -0.4f, 0.4f));
+  b.constant("b1", random_tensor({8}, next(), -0.1f, 0.1f));
+  b.constant("w2", random_tensor({8, 8, 3, 3}, next(), -0.2f, 0.2f));
+  b.constant("wf", random_tensor({4, 8 * 4 * 4}, next(), -0.1f, 0.1f))
+      .constant("starts", Tensor::from_vector<std::int64_t>({1, 1}, {2}))
+      .constant("ends", Tensor::from_vector<std::int64_t>({5, 5}, {2}))
+      .constant("axes", Tensor::from_vector<std::int64_t>({2, 3}, {2}));
+  for (const char* p : {"bn1", "bn2", "bn3", "bnf"}) bn_params(b, p, std::string(p) == "bnf" ? 4 : 8);
+  b.node("Conv", {"x", "w1", "b1"}, {"c1"}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}, "conv1")
+      .node("BatchNormalization", {"c1", "bn1_s", "bn1_b", "bn1_m", "bn1_v"}, {"n1"}, {}, "bn1")
+      .node("Relu", {"n1"}, {"r1"})
+      .node("MaxPool", {"r1"}, {"p1"}, {{"kernel_shape", std::vector<std::int64_t>{2, 2}},
+                                         {"strides", std::vector<std::int64_t>{2, 2}}})
+      .node("Conv", {"p1", "w2"}, {"c2"}, {}, "conv2")
+      .node("BatchNormalization", {"c2", "bn2_s", "bn2_b", "bn2_m", "bn2_v"}, {"n2"}, {}, "bn2")
+      .node("Slice", {"p1", "starts", "ends", "axes"}, {"p1c"})
+      .node("BatchNormalization", {"p1c", "bn3_s", "bn3_b", "bn3_m", "bn3_v"}, {"n3"}, {}, "bn3")
+      .node("Add", {"n2", "n3"}, {"res"})
+      .node("Flatten", {"res"}, {"flat"})
+      .node("Gemm", {"flat", "wf"}, {"logits"}, {{"transB", std::int64_t{1}}}, "fc")
+      .node("BatchNormalization", {"logits", "bnf_s", "bnf_b", "bnf_m", "bnf_v"}, {"y"}, {}, "bnf")
+      .node("Relu", {"p1"}, {"side"})
+      .output("y")
+      .output("side");
+  return rt.build(b);
+}
+
+Options options_at(GraphOptimization level, bool jit) {
+  Options o = jit ? jit_options(2) : interpreter_options();
+  o.graph_optimization = level;
+  return o;
+}
+
+// Largest |got - want| over the largest |want|: error relative to the output's scale.
+double scaled_error(const Tensor& got, const Tensor& want) {
+  double worst = 0, scale = 0;
+  for (std::int64_t i = 0; i < want.numel(); ++i) {
+    worst = std::max(worst, std::abs(got.element_as_double(i) - want.element_as_double(i)));
+    scale = std::max(scale, std::abs(want.element_as_double(i)));
+  }
+  return worst / std::max(scale, 1e-30);
+}
+
+int changes_of(const Model& m, const std::string& pass) {
+  for (const GraphPassReport& p : m.graph_passes())
+    if (p.pass == pass) return p.changes;
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("graph optimizer: folded BatchNorms move no output by more than 1e-6 of its scale against fp64",
+          "[differential][graph_passes][api]") {
+  for (bool jit : {false, true}) {
+    Runtime off_rt(options_at(GraphOptimization::Off, jit));
+    Runtime all_rt(options_at(GraphOptimization::All, jit));
+    const Model off = conv_bn_block(off_rt);
+    const Model all = conv_bn_block(all_rt);
+    CHECK(off.graph_passes().empty());
+    CHECK(changes_of(all, "fold_batch_norm") == 4);
+    CHECK(all.to_text().find("BatchNormalization") == std::string::npos);
+    Session s_off = off.session(), s_all = all.session(), reference = off.reference_session();
+    for (std::int64_t n : {2, 2, 2, 5, 1}) {  // repeats reach the compiled tier when jit is on
+      INFO("jit " << jit << ", batch " << n);
+      const NamedTensors in{{"x", random_tensor({n, 3, 12, 12}, static_cast<std::uint32_t>(n) * 7 + 1)}};
+      const NamedTensors want = reference.run(in), got_off = s_off.run(in), got_all = s_all.run(in);
+      for (const char* out : {"y", "side"}) {
+        const double e_off = scaled_error(got_off.at(out), want.at(out));
+        const double e_all = scaled_error(got_all.at(out), want.at(out));
+        INFO(out << ": error without passes " << e_off << ", with passes " << e_all);
+        CHECK(e_all <= e_off + 1e-6);
+        CHECK(e_all < 1e-5);
+      }
+    }
+    if (jit) CHECK(s_all.stats().jit.compiled_entries >= 1);
+  }
+}
+
+TEST_CASE("graph optimizer: basic folds constants through the interpreter and keeps every output bit",
+          "[unit][graph_passes][api]") {
+  ModelBuilder b("folding");
+  b.input("x", DType::F32, {"N", 6})
+      .constant("w", random_tensor({4, 6}, 3))
+      .constant("two", Tensor::scalar<float>(2.0f))
+      .node("Transpose", {"w"}, {"wt"}, {{"perm", std::vector<std::int64_t>{1, 0}}}, "transpose_w")
+      .node("Mul", {"wt", "two"}, {"w2"}, {}, "double_w")
+      .node("MatMul", {"x", "w2"}, {"h"})
+      .node("Identity", {"h"}, {"y"})
+      .output("y");
+  Runtime off_rt(options_at(GraphOptimization::Off, false)), basic_rt(options_at(GraphOptimization::Basic, false));
+  const Model off = off_rt.build(b), basic = basic_rt.build(b);
+  CHECK(changes_of(basic, "fold_constants") == 2);
+  CHECK(basic.to_text().find("Transpose") == std::string::npos);
+  CHECK(basic.outputs().at(0).name == "y");
+  const NamedTensors in{{"x", random_tensor({3, 6}, 4)}};
+  CHECK(bit_identical(off.session().run(in).at("y"), basic.session().run(in).at("y")));
+}
+
+TEST_CASE("graph optimizer: an invalid level is an input error", "[unit][graph_passes][api]") {
+  Options o;
+  o.graph_optimization = static_cast<GraphOptimization>(7);
+  CHECK_THROWS_AS(Runtime(o), Error);
+}
