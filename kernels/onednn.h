@@ -162,6 +162,10 @@ struct OnednnCacheStats {
   // which keep their own shape-independent primitives outside the LRU.
   std::uint64_t tiled_conv_calls = 0;
   std::uint64_t tiled_conv_geometries = 0;  // created on this thread
+  // Convolutions on oneDNN's blocked layouts, reordered at the op's edges
+  // (kernels/onednn/conv_blocked.h), also kept outside the LRU.
+  std::uint64_t blocked_conv_calls = 0;
+  std::uint64_t blocked_conv_shapes = 0;  // created on this thread
 };
 
 // Default number of primitives each thread keeps.

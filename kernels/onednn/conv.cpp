@@ -18,6 +18,7 @@
 
 #include "kernels/onednn.h"
 #include "kernels/onednn/bf16_operands.h"
+#include "kernels/onednn/conv_blocked.h"
 #include "kernels/onednn/conv_tiled.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/epilogue.h"
@@ -209,9 +210,26 @@ onednn::TiledConvShape tiled_shape(const ConvPlan& g, OperandEncoding e, const E
   return s;
 }
 
-// Runs a planned convolution with x and w of encoding e into y, on the tiled
-// path where it applies, else on plain layouts; false when the key does not
-// fit, throws dnnl::error.
+// The blocked path's description of a plan (f32 operands).
+onednn::BlockedConvShape blocked_shape(const ConvPlan& g, const Tensor& x, const Tensor& w, const Epilogue& epilogue) {
+  onednn::BlockedConvShape s;
+  s.src.assign(x.shape().begin(), x.shape().end());
+  s.weights = weight_dims(g, w);
+  s.dst.assign(g.out_shape().begin(), g.out_shape().end());
+  for (std::size_t i = 0; i < g.spatial; ++i) {
+    s.strides.push_back(g.axes[i].stride);
+    s.dilations.push_back(g.axes[i].dilation - 1);
+    s.pad_l.push_back(g.axes[i].pad_begin);
+    s.pad_r.push_back(g.axes[i].pad_end);
+  }
+  s.has_bias = g.has_bias;
+  s.epilogue = epilogue;
+  return s;
+}
+
+// Runs a planned convolution with x and w of encoding e into y: on the tiled
+// path where it applies, else on oneDNN's blocked layouts (f32), else on
+// plain layouts; false when the key does not fit, throws dnnl::error.
 bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
               bool weights_are_constant, OperandEncoding e, const Epilogue& epilogue) {
   try {
@@ -222,6 +240,9 @@ bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor*
   }
   const PrimitiveKey key = conv_key(g, x, w, e, epilogue);
   if (!key.valid()) return false;
+  if (e == OperandEncoding::F32 &&
+      onednn::blocked_conv(blocked_shape(g, x, w, epilogue), key, x, w, b, y, weights_are_constant))
+    return true;
   CachedPrimitive& prim =
       onednn::thread_primitive_cache().find_or_create(key, [&] { return make_conv(g, x, w, e, epilogue); });
   y.reset(DType::F32, g.out_shape());

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "kernels/onednn/conv_blocked.h"
 #include "kernels/onednn/conv_tiled.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/threading.h"
@@ -138,6 +139,7 @@ namespace canary::kernels {
 OnednnCacheStats onednn_cache_stats() {
   OnednnCacheStats stats = onednn::thread_primitive_cache().stats();
   onednn::add_tiled_conv_stats(stats);
+  onednn::add_blocked_conv_stats(stats);
   return stats;
 }
 
@@ -148,6 +150,7 @@ void onednn_set_cache_capacity(std::size_t capacity) { onednn::thread_primitive_
 void onednn_clear_cache() {
   onednn::thread_primitive_cache().clear();
   onednn::clear_tiled_convs();
+  onednn::clear_blocked_convs();
 }
 
 }  // namespace canary::kernels::onednn

@@ -1,0 +1,198 @@
+// Blocked-layout convolutions (see conv_blocked.h).
+#include "kernels/onednn/conv_blocked.h"
+
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+#include <unordered_map>
+
+#include "kernels/onednn/engine.h"
+#include "kernels/onednn/epilogue.h"
+#include "kernels/onednn/plain_layout.h"
+
+namespace canary::kernels::onednn {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+// Shapes kept per thread before the cache starts over (each holds a
+// primitive, up to two reorders and, for non-shared weights, a blocked copy).
+constexpr std::size_t kMaxBlockedConvs = 128;
+
+// One operand that may need a reorder between the plain buffer and the primitive's layout.
+struct Edge {
+  dnnl::memory plain, blocked;  // handles bound per call
+  dnnl::reorder reorder;        // empty when the primitive takes the plain layout
+  bool needs_reorder() const { return static_cast<bool>(reorder); }
+};
+
+struct BlockedConv {
+  bool usable = false;  // oneDNN chose a direct kernel (not gemm or reference)
+  dnnl::convolution_forward conv;
+  Edge src, dst;
+  dnnl::memory::desc weights_plain_md, weights_md;
+  dnnl::memory weights;   // the blocked copy (or the plain buffer, bound per call, when no reorder)
+  Tensor weights_source;  // the constant the copy was made from (pins its buffer)
+  dnnl::memory bias;
+};
+
+// A 64-byte aligned buffer that only grows.
+class Scratch {
+ public:
+  void* reserve(std::size_t bytes) {
+    if (bytes <= size_) return data_.get();
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (p == nullptr) throw std::bad_alloc();
+    data_.reset(p);
+    size_ = bytes;
+    return p;
+  }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> data_;
+  std::size_t size_ = 0;
+};
+
+struct BlockedConvs {
+  std::unordered_map<PrimitiveKey, std::unique_ptr<BlockedConv>, PrimitiveKeyHash> by_shape;
+  Scratch src, dst;
+  std::uint64_t calls = 0, created = 0;
+};
+
+BlockedConvs& thread_blocked_convs() {
+  thread_local BlockedConvs convs;
+  return convs;
+}
+
+// True for oneDNN's direct kernels (not its gemm or reference fallbacks).
+bool direct_kernel(const std::string& impl) {
+  return impl.find("gemm") == std::string::npos && impl.find("ref") == std::string::npos;
+}
+
+// The reorder between a plain descriptor and the primitive's, in the direction given.
+Edge make_edge(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen, bool into_primitive) {
+  Edge e;
+  e.plain = dnnl::memory(plain, cpu_engine(), nullptr);
+  if (plain == chosen) return e;
+  e.blocked = dnnl::memory(chosen, cpu_engine(), nullptr);
+  e.reorder = into_primitive ? dnnl::reorder(e.plain, e.blocked) : dnnl::reorder(e.blocked, e.plain);
+  return e;
+}
+
+std::unique_ptr<BlockedConv> make_blocked_conv(const BlockedConvShape& s) {
+  auto c = std::make_unique<BlockedConv>();
+  const dnnl::memory::desc any_src(s.src, dt::f32, tag::any), any_w(s.weights, dt::f32, tag::any),
+      any_dst(s.dst, dt::f32, tag::any);
+  const dnnl::memory::desc b_md = s.has_bias ? dnnl::memory::desc({s.dst[1]}, dt::f32, tag::a) : dnnl::memory::desc();
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                             any_src, any_w, b_md, any_dst, s.strides, s.dilations, s.pad_l, s.pad_r);
+  const dnnl::convolution_forward::primitive_desc pd(desc, epilogue_attributes(s.epilogue), cpu_engine());
+  c->usable = direct_kernel(pd.impl_info_str());
+  if (!c->usable) return c;
+  c->conv = dnnl::convolution_forward(pd);
+  c->src = make_edge(row_major_desc(s.src), pd.src_desc(), true);
+  c->dst = make_edge(row_major_desc(s.dst), pd.dst_desc(), false);
+  c->weights_plain_md = row_major_desc(s.weights);
+  c->weights_md = pd.weights_desc();
+  if (s.has_bias) c->bias = dnnl::memory(b_md, cpu_engine(), nullptr);
+  return c;
+}
+
+// The calling thread's convolution for this key (created on first use).
+BlockedConv& blocked_conv_for(const BlockedConvShape& s, const PrimitiveKey& key) {
+  BlockedConvs& all = thread_blocked_convs();
+  auto it = all.by_shape.find(key);
+  if (it != all.by_shape.end()) return *it->second;
+  if (all.by_shape.size() >= kMaxBlockedConvs) all.by_shape.clear();
+  throw_if_creation_fault();
+  ++all.created;
+  return *all.by_shape.emplace(key, make_blocked_conv(s)).first->second;
+}
+
+// Another shape's blocked copy of the same constant in the same layout, if any.
+const BlockedConv* sharing_weights(const BlockedConv& c, const Tensor& w) {
+  for (const auto& [key, other] : thread_blocked_convs().by_shape)
+    if (other.get() != &c && other->weights_source.defined() && other->weights_source.shares_storage_with(w) &&
+        other->weights_md == c.weights_md)
+      return other.get();
+  return nullptr;
+}
+
+// Binds the weights: w itself when the primitive reads the plain layout, else
+// the blocked copy, made (or taken from another shape) unless it already holds this constant.
+void load_weights(BlockedConv& c, const Tensor& w, bool weights_are_constant) {
+  void* plain = const_cast<void*>(w.raw());
+  if (c.weights_md == c.weights_plain_md) {
+    if (!c.weights) c.weights = dnnl::memory(c.weights_md, cpu_engine(), nullptr);
+    c.weights.set_data_handle(plain);
+    return;
+  }
+  if (weights_are_constant && c.weights_source.defined() && c.weights_source.shares_storage_with(w)) return;
+  if (weights_are_constant) {
+    if (const BlockedConv* other = sharing_weights(c, w)) {
+      c.weights = other->weights;
+      c.weights_source = other->weights_source;
+      return;
+    }
+  }
+  if (!c.weights || c.weights_source.defined()) c.weights = dnnl::memory(c.weights_md, cpu_engine());
+  dnnl::memory source(c.weights_plain_md, cpu_engine(), plain);
+  dnnl::reorder(source, c.weights).execute(thread_stream(), source, c.weights);
+  thread_stream().wait();
+  // Only a Canary-owned constant can be pinned: its address then cannot be reused by another tensor.
+  c.weights_source = weights_are_constant && w.owns_storage() ? w : Tensor();
+}
+
+void execute(const dnnl::primitive& p, dnnl_exec_arg_t* args, int count, const char* what) {
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(p.get(), thread_stream().get(), count, args), what);
+}
+
+}  // namespace
+
+bool blocked_conv(const BlockedConvShape& s, const PrimitiveKey& key, const Tensor& x, const Tensor& w,
+                  const Tensor* b, Tensor& y, bool weights_are_constant) {
+  BlockedConv& c = blocked_conv_for(s, key);
+  if (!c.usable) return false;
+  BlockedConvs& all = thread_blocked_convs();
+  ++all.calls;
+  load_weights(c, w, weights_are_constant);
+  y.reset(DType::F32, std::span<const std::int64_t>(s.dst.data(), s.dst.size()));
+  c.src.plain.set_data_handle(const_cast<void*>(x.raw()));
+  c.dst.plain.set_data_handle(y.raw());
+  dnnl::memory& src = c.src.needs_reorder() ? c.src.blocked : c.src.plain;
+  dnnl::memory& dst = c.dst.needs_reorder() ? c.dst.blocked : c.dst.plain;
+  if (c.src.needs_reorder()) {
+    c.src.blocked.set_data_handle(all.src.reserve(c.src.blocked.get_desc().get_size()));
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, c.src.plain.get()}, {DNNL_ARG_TO, c.src.blocked.get()}};
+    execute(c.src.reorder, args, 2, "convolution input reorder");
+  }
+  if (c.dst.needs_reorder()) c.dst.blocked.set_data_handle(all.dst.reserve(c.dst.blocked.get_desc().get_size()));
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src.get()}, {DNNL_ARG_WEIGHTS, c.weights.get()},
+                             {DNNL_ARG_DST, dst.get()}, {DNNL_ARG_BIAS, nullptr}};
+  int count = 3;
+  if (b) {
+    c.bias.set_data_handle(const_cast<void*>(b->raw()));
+    args[count++].memory = c.bias.get();
+  }
+  execute(c.conv, args, count, "blocked convolution");
+  if (c.dst.needs_reorder()) {
+    dnnl_exec_arg_t back[2] = {{DNNL_ARG_FROM, c.dst.blocked.get()}, {DNNL_ARG_TO, c.dst.plain.get()}};
+    execute(c.dst.reorder, back, 2, "convolution output reorder");
+  }
+  thread_stream().wait();
+  return true;
+}
+
+void add_blocked_conv_stats(OnednnCacheStats& stats) {
+  stats.blocked_conv_calls += thread_blocked_convs().calls;
+  stats.blocked_conv_shapes += thread_blocked_convs().created;
+}
+
+void clear_blocked_convs() { thread_blocked_convs() = BlockedConvs(); }
+
+}  // namespace canary::kernels::onednn
