@@ -9,7 +9,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
-packages=(python3-torch python3-onnx python3-numpy libopenblas0-pthread nodejs npm)
+packages=(python3-torch python3-torchvision python3-onnx python3-numpy libopenblas0-pthread nodejs npm)
 
 installed() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"

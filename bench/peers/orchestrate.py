@@ -101,7 +101,7 @@ class Bench:
 
     def iterations(self, w):
         """Calls per contender per round: ~0.1 s of the slowest plausible contender."""
-        big = w.name.startswith(("chain_2", "lstm", "conv"))
+        big = w.name.startswith(("chain_2", "lstm", "conv", "zoo_"))
         if self.args.quick:
             return 5 if big else 200
         return 20 if big else 2000
@@ -242,7 +242,7 @@ def run_thread_count(bench, args, threads, fixed, streams, log_dir):
             for s in streams:
                 log(f"threads={threads}: {s.name}")
                 out["streams"].append(bench.stream(workers, s))
-            for kind in ("conv", "lstm"):
+            for kind in (("conv", "lstm") if args.unseen else ()):
                 log(f"threads={threads}: first call at unseen {kind} shapes")
                 out["unseen"].append(bench.unseen(workers, kind))
     finally:
@@ -260,12 +260,17 @@ def parse_args():
     p.add_argument("--stream-rounds", type=int, default=0, help="default: one per contender, rotated")
     p.add_argument("--contenders", default=",".join(CONTENDERS))
     p.add_argument("--quick", action="store_true", help="fewer calls and shorter streams (a smoke run)")
+    p.add_argument("--no-zoo", dest="zoo", action="store_false",
+                   help="leave out the model-zoo workloads (torchvision CNNs and the nets of model_zoo.py)")
+    p.add_argument("--only", default="", help="comma-separated workload name prefixes to run (default: all)")
+    p.add_argument("--no-unseen", dest="unseen", action="store_false", help="skip the unseen-shape measurement")
     p.add_argument("--results", default=os.path.join(workloads.ROOT, "bench", "RESULTS.md"))
     p.add_argument("--json", default=os.path.join(workloads.ROOT, "bench", "results.json"))
     args = p.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
     args.stream_threads = [int(t) for t in args.stream_threads.split(",")]
     args.contenders = args.contenders.split(",")
+    args.only = [s for s in args.only.split(",") if s]
     if "canary" not in args.contenders:
         p.error("canary must be a contender: it provides the fp64 reference")
     if args.stream_rounds <= 0:
@@ -281,8 +286,15 @@ def main():
     os.makedirs(log_dir)
     try:
         bench = Bench(args, workdir)
+        calls = 60 if args.quick else 300
         fixed = workloads.fixed_workloads(workdir)
-        streams = workloads.stream_workloads(calls=60 if args.quick else 300)
+        streams = workloads.stream_workloads(calls=calls)
+        if args.zoo:
+            fixed += workloads.zoo_workloads(workdir)
+            streams += workloads.zoo_stream_workloads(workdir, calls=calls)
+        if args.only:
+            fixed = [w for w in fixed if any(w.name.startswith(p) for p in args.only)]
+            streams = [s for s in streams if any(s.name.startswith(p) for p in args.only)]
         triad_sizes = sorted({w.bytes_moved for w in fixed if w.floor == "bandwidth"} | {3 << 29})
         log("machine floors")
         floors = machine_floors(args.build, args.threads, triad_sizes, args.quick)

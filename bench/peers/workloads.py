@@ -138,6 +138,41 @@ def fixed_workloads(workdir):
     ]
 
 
+def zoo_workloads(workdir):
+    """The model classes people bring (model_zoo.py), each at its example shape."""
+    import model_zoo  # imports torch: only when these workloads run
+    models = os.path.join(workdir, "models")
+    os.makedirs(models, exist_ok=True)
+    rng = np.random.default_rng(2027)
+    titles = {"resnet18": "torchvision ResNet-18", "mobilenet_v2": "torchvision MobileNet-V2",
+              "squeezenet1_1": "torchvision SqueezeNet 1.1", "conv_bn_block": "Conv2d+BN+pool block",
+              "tcn_bn": "dilated TCN with BatchNorm", "gru": "2-layer GRU classifier",
+              "transformer": "TransformerEncoder classifier (log_softmax head)"}
+    out = []
+    for name, title in titles.items():
+        path, shape = model_zoo.export(name, models)
+        out.append(Fixed(f"zoo_{name}", f"{title}, x f32{list(shape)}", path, model_zoo.example_input(name, rng),
+                         targets={"speedup_vs_ort": 1.5 if name == "conv_bn_block" else 1.0}))
+    return out
+
+
+def zoo_stream_workloads(workdir, calls=300, seed=13):
+    """Streams whose batch (and length) change every call, on zoo models."""
+    import model_zoo
+    models = os.path.join(workdir, "models")
+    os.makedirs(models, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    spec = {"conv_bn_block": lambda: (int(rng.integers(1, 17)), 3, 64, 64),
+            "tcn_bn": lambda: (int(rng.integers(1, 65)), 6, int(rng.integers(32, 257))),
+            "gru": lambda: (int(rng.integers(1, 65)), int(rng.integers(8, 97)), 8)}
+    out = []
+    for name, shape_of in spec.items():
+        path, _ = model_zoo.export(name, models)
+        seq = [model_zoo.example_input(name, rng, shape_of()) for _ in range(calls)]
+        out.append(Stream(f"zoo_{name}_stream", f"{name}, {calls} calls, batch (and length) changing", path, seq))
+    return out
+
+
 def stream_workloads(calls=300, seed=11):
     """300 seeded calls: batch 1..64 and window 16..256 (conv) or 8..128 (vehicle)."""
     rng = np.random.default_rng(seed)
