@@ -73,8 +73,13 @@ class Bench:
 
     def fixed(self, workers, w):
         inputs = self.files.describe(w.inputs)
-        want = self.reference(workers["canary"], w.model, [inputs])[0]
         result = {"name": w.name, "title": w.title, "contenders": {}}
+        try:
+            want = self.reference(workers["canary"], w.model, [inputs])[0]
+        except WorkerError as e:  # Canary cannot run the model: reported, nobody timed
+            result["error"] = str(e)
+            log(f"  {e}")
+            return result
         live = []
         for name, worker in workers.items():
             entry = result["contenders"][name] = {}
@@ -133,8 +138,13 @@ class Bench:
 
     def stream(self, workers, s):
         calls = [self.files.describe(c) for c in s.calls]
-        want = self.reference(workers["canary"], s.model, calls)
         result = {"name": s.name, "title": s.title, "contenders": {}}
+        try:
+            want = self.reference(workers["canary"], s.model, calls)
+        except WorkerError as e:
+            result["error"] = str(e)
+            log(f"  {e}")
+            return result
         names = list(workers)
         for rnd in range(self.args.stream_rounds):
             order = names[rnd % len(names):] + names[:rnd % len(names)]

@@ -18,8 +18,9 @@ using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
 // Shapes kept per thread before the cache starts over (each holds a
-// primitive, up to two reorders and, for non-shared weights, a blocked copy).
+// primitive and up to two reorders), and blocked copies of constant weights.
 constexpr std::size_t kMaxBlockedConvs = 128;
+constexpr std::size_t kMaxWeightCopies = 512;
 
 // One operand that may need a reorder between the plain buffer and the primitive's layout.
 struct Edge {
@@ -33,9 +34,17 @@ struct BlockedConv {
   dnnl::convolution_forward conv;
   Edge src, dst;
   dnnl::memory::desc weights_plain_md, weights_md;
-  dnnl::memory weights;   // the blocked copy (or the plain buffer, bound per call, when no reorder)
-  Tensor weights_source;  // the constant the copy was made from (pins its buffer)
+  dnnl::memory plain_weights;  // w itself, bound per call (the primitive's layout or a reorder's source)
+  dnnl::memory scratch_weights;  // blocked weights that are not constant, rewritten per call
   dnnl::memory bias;
+};
+
+// A constant's weights in one blocked layout. Convolutions of one shape share
+// a primitive but not weights (a ResNet stage repeats its shape), so copies
+// are kept per constant, not per primitive.
+struct WeightCopy {
+  Tensor source;  // pins the constant's buffer, so its address is not reused while the copy lives
+  dnnl::memory blocked;
 };
 
 // A 64-byte aligned buffer that only grows.
@@ -60,6 +69,8 @@ class Scratch {
 
 struct BlockedConvs {
   std::unordered_map<PrimitiveKey, std::unique_ptr<BlockedConv>, PrimitiveKeyHash> by_shape;
+  std::unordered_map<const void*, std::vector<WeightCopy>> weights;  // by the constant's buffer
+  std::size_t weight_copies = 0;
   Scratch src, dst;
   std::uint64_t calls = 0, created = 0;
 };
@@ -99,6 +110,7 @@ std::unique_ptr<BlockedConv> make_blocked_conv(const BlockedConvShape& s) {
   c->dst = make_edge(row_major_desc(s.dst), pd.dst_desc(), false);
   c->weights_plain_md = row_major_desc(s.weights);
   c->weights_md = pd.weights_desc();
+  c->plain_weights = dnnl::memory(c->weights_plain_md, cpu_engine(), nullptr);
   if (s.has_bias) c->bias = dnnl::memory(b_md, cpu_engine(), nullptr);
   return c;
 }
@@ -114,38 +126,41 @@ BlockedConv& blocked_conv_for(const BlockedConvShape& s, const PrimitiveKey& key
   return *all.by_shape.emplace(key, make_blocked_conv(s)).first->second;
 }
 
-// Another shape's blocked copy of the same constant in the same layout, if any.
-const BlockedConv* sharing_weights(const BlockedConv& c, const Tensor& w) {
-  for (const auto& [key, other] : thread_blocked_convs().by_shape)
-    if (other.get() != &c && other->weights_source.defined() && other->weights_source.shares_storage_with(w) &&
-        other->weights_md == c.weights_md)
-      return other.get();
-  return nullptr;
+// Reorders w into `blocked`.
+void reorder_weights(BlockedConv& c, const Tensor& w, dnnl::memory& blocked) {
+  c.plain_weights.set_data_handle(const_cast<void*>(w.raw()));
+  dnnl::reorder(c.plain_weights, blocked).execute(thread_stream(), c.plain_weights, blocked);
+  thread_stream().wait();
 }
 
-// Binds the weights: w itself when the primitive reads the plain layout, else
-// the blocked copy, made (or taken from another shape) unless it already holds this constant.
-void load_weights(BlockedConv& c, const Tensor& w, bool weights_are_constant) {
-  void* plain = const_cast<void*>(w.raw());
+// The weights the primitive reads: w itself when it takes the plain layout;
+// for a constant, its kept blocked copy (made on first use); otherwise a
+// fresh reorder into the shape's scratch.
+const dnnl::memory& weights_for(BlockedConv& c, const Tensor& w, bool weights_are_constant) {
   if (c.weights_md == c.weights_plain_md) {
-    if (!c.weights) c.weights = dnnl::memory(c.weights_md, cpu_engine(), nullptr);
-    c.weights.set_data_handle(plain);
-    return;
+    c.plain_weights.set_data_handle(const_cast<void*>(w.raw()));
+    return c.plain_weights;
   }
-  if (weights_are_constant && c.weights_source.defined() && c.weights_source.shares_storage_with(w)) return;
-  if (weights_are_constant) {
-    if (const BlockedConv* other = sharing_weights(c, w)) {
-      c.weights = other->weights;
-      c.weights_source = other->weights_source;
-      return;
-    }
-  }
-  if (!c.weights || c.weights_source.defined()) c.weights = dnnl::memory(c.weights_md, cpu_engine());
-  dnnl::memory source(c.weights_plain_md, cpu_engine(), plain);
-  dnnl::reorder(source, c.weights).execute(thread_stream(), source, c.weights);
-  thread_stream().wait();
   // Only a Canary-owned constant can be pinned: its address then cannot be reused by another tensor.
-  c.weights_source = weights_are_constant && w.owns_storage() ? w : Tensor();
+  if (!weights_are_constant || !w.owns_storage()) {
+    if (!c.scratch_weights) c.scratch_weights = dnnl::memory(c.weights_md, cpu_engine());
+    reorder_weights(c, w, c.scratch_weights);
+    return c.scratch_weights;
+  }
+  BlockedConvs& all = thread_blocked_convs();
+  std::vector<WeightCopy>& copies = all.weights[w.raw()];
+  for (const WeightCopy& copy : copies)
+    if (copy.source.shares_storage_with(w) && copy.blocked.get_desc() == c.weights_md) return copy.blocked;
+  if (all.weight_copies >= kMaxWeightCopies) {
+    all.weights.clear();
+    all.weight_copies = 0;
+    return weights_for(c, w, weights_are_constant);
+  }
+  WeightCopy copy{w, dnnl::memory(c.weights_md, cpu_engine())};
+  reorder_weights(c, w, copy.blocked);
+  ++all.weight_copies;
+  copies.push_back(std::move(copy));
+  return copies.back().blocked;
 }
 
 void execute(const dnnl::primitive& p, dnnl_exec_arg_t* args, int count, const char* what) {
@@ -160,7 +175,7 @@ bool blocked_conv(const BlockedConvShape& s, const PrimitiveKey& key, const Tens
   if (!c.usable) return false;
   BlockedConvs& all = thread_blocked_convs();
   ++all.calls;
-  load_weights(c, w, weights_are_constant);
+  const dnnl::memory& weights = weights_for(c, w, weights_are_constant);
   y.reset(DType::F32, std::span<const std::int64_t>(s.dst.data(), s.dst.size()));
   c.src.plain.set_data_handle(const_cast<void*>(x.raw()));
   c.dst.plain.set_data_handle(y.raw());
@@ -172,7 +187,7 @@ bool blocked_conv(const BlockedConvShape& s, const PrimitiveKey& key, const Tens
     execute(c.src.reorder, args, 2, "convolution input reorder");
   }
   if (c.dst.needs_reorder()) c.dst.blocked.set_data_handle(all.dst.reserve(c.dst.blocked.get_desc().get_size()));
-  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src.get()}, {DNNL_ARG_WEIGHTS, c.weights.get()},
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src.get()}, {DNNL_ARG_WEIGHTS, weights.get()},
                              {DNNL_ARG_DST, dst.get()}, {DNNL_ARG_BIAS, nullptr}};
   int count = 3;
   if (b) {
