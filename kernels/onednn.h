@@ -106,6 +106,10 @@ bool onednn_layer_norm(const LayerNormParams& p, const Tensor& x, const Tensor& 
 // window reaches past the end padding of a count_include_pad average. Max
 // pooling of NaN inputs follows oneDNN, which need not propagate the NaN.
 bool onednn_pool(const PoolParams& p, const Tensor& x, Tensor& y);
+// f32 ReduceSum / ReduceMean over any axes into y (kernels/onednn/reduce.cpp),
+// summed in f32 by oneDNN; false for ReduceMax (NaN propagation), empty
+// tensors and axes the reference rejects.
+bool onednn_reduce(const ReduceParams& p, const Tensor& x, Tensor& y);
 // GlobalAveragePool of f32 x [N, C, spatial...] into y [N, C, 1, ...].
 bool onednn_global_average_pool(const Tensor& x, Tensor& y);
 // Inference BatchNormalization of f32 x [N, C, ...], same arguments as kernels::batch_norm.

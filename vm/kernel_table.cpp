@@ -170,10 +170,14 @@ void run_conv_onednn(const InstrParams& p, const KernelCall& c) {
 void run_reduce(const InstrParams& p, const KernelCall& c) {
   const ReduceP& r = as<ReduceP>(p);
   const Tensor* axes = c.optional_input(1);
-  if (!r.axes_at_run_time || axes == nullptr) return k::reduce(r.p, c.input(0), c.output(0));
-  k::ReduceParams dynamic = r.p;
-  dynamic.axes = k::read_int_values(*axes, "axes");
-  k::reduce(dynamic, c.input(0), c.output(0));
+  k::ReduceParams dynamic;
+  if (r.axes_at_run_time && axes != nullptr) {
+    dynamic = r.p;
+    dynamic.axes = k::read_int_values(*axes, "axes");
+  }
+  const k::ReduceParams& params = r.axes_at_run_time && axes != nullptr ? dynamic : r.p;
+  if (k::onednn_enabled() && k::onednn_reduce(params, c.input(0), c.output(0))) return;
+  k::reduce(params, c.input(0), c.output(0));
 }
 
 void run_softmax(const InstrParams& p, const KernelCall& c) { k::softmax(as<AxisP>(p).axis, c.input(0), c.output(0)); }

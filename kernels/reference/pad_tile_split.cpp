@@ -1,9 +1,11 @@
 // Reference kernels that copy a tensor into a differently sized layout: Pad
 // (constant, reflect, edge; negative pads crop), Tile and Split. They move raw
 // element bits, so every dtype is supported.
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "canary/error.h"
@@ -69,25 +71,57 @@ void read_pad_value(const Tensor& x, const Tensor* value, std::uint64_t& bits) {
   std::memcpy(&bits, value->raw(), dtype_size(x.dtype()));
 }
 
-// Fills y (already reset) from x through per-dim source indices.
+// The run [lo, hi) of one dim's output indices whose sources are consecutive
+// input indices (the unpadded middle), so a row copies it in one piece.
+std::pair<std::int64_t, std::int64_t> consecutive_run(const std::vector<std::int64_t>& src) {
+  const auto n = static_cast<std::int64_t>(src.size());
+  std::int64_t lo = 0;
+  while (lo < n && src[static_cast<std::size_t>(lo)] < 0) ++lo;
+  std::int64_t hi = lo;
+  while (hi < n && src[static_cast<std::size_t>(hi)] == src[static_cast<std::size_t>(lo)] + (hi - lo)) ++hi;
+  return {lo, hi};
+}
+
+// Fills y (already reset) from x through per-dim source indices, one
+// innermost row at a time: the row's consecutive middle is one copy, its
+// padded ends go element by element.
 template <typename U>
 void gather_padded(const Tensor& x, const std::vector<std::vector<std::int64_t>>& src, U fill, Tensor& y) {
-  const U* px = static_cast<const U*>(x.raw());
-  U* py = static_cast<U*>(y.raw());
-  const Shape strides = detail::contiguous_strides(x.shape());
   const Shape& out = y.shape();
   const std::size_t rank = out.size();
-  std::vector<std::int64_t> counter(rank, 0);
-  for (std::int64_t o = 0; o < y.numel(); ++o) {
-    std::int64_t at = 0;
+  if (y.numel() == 0) return;
+  const U* px = static_cast<const U*>(x.raw());
+  U* py = static_cast<U*>(y.raw());
+  if (rank == 0) {
+    py[0] = px[0];
+    return;
+  }
+  const Shape strides = detail::contiguous_strides(x.shape());
+  const std::vector<std::int64_t>& inner = src[rank - 1];
+  const std::int64_t width = out[rank - 1];
+  const auto [lo, hi] = consecutive_run(inner);
+  std::vector<std::int64_t> counter(rank - 1, 0);
+  for (std::int64_t row = 0; row < y.numel() / width; ++row) {
+    std::int64_t base = 0;
     bool constant = false;
-    for (std::size_t k = 0; k < rank; ++k) {
+    for (std::size_t k = 0; k + 1 < rank; ++k) {
       const std::int64_t i = src[k][static_cast<std::size_t>(counter[k])];
       constant = constant || i < 0;
-      at += i * strides[k];
+      base += i * strides[k];
     }
-    py[o] = constant ? fill : px[at];
-    for (std::size_t k = rank; k-- > 0;) {
+    U* dst = py + row * width;
+    if (constant) {
+      std::fill(dst, dst + width, fill);
+    } else {
+      const auto one = [&](std::int64_t o) {
+        const std::int64_t i = inner[static_cast<std::size_t>(o)];
+        dst[o] = i < 0 ? fill : px[base + i];
+      };
+      for (std::int64_t o = 0; o < lo; ++o) one(o);
+      if (hi > lo) std::memcpy(dst + lo, px + base + inner[static_cast<std::size_t>(lo)], (hi - lo) * sizeof(U));
+      for (std::int64_t o = hi; o < width; ++o) one(o);
+    }
+    for (std::size_t k = rank - 1; k-- > 0;) {
       if (++counter[k] < out[k]) break;
       counter[k] = 0;
     }

@@ -255,3 +255,49 @@ TEST_CASE("Split errors: parts that do not divide, sizes that do not sum", "[uni
   require_error([&] { split(1, x, &sizes, two); }, ErrorKind::Shape, {"[1, 1]", "summing to 3"});
   require_error([&] { split(2, x, nullptr, two); }, ErrorKind::Shape, {"axis 2"});
 }
+
+TEST_CASE("Pad copies rows in one piece and agrees with an element-by-element pad in every mode",
+          "[unit][exporter_ops]") {
+  // Element by element: each output index maps back to an input index per dim.
+  const auto naive = [](PadMode mode, const Tensor& x, const std::vector<std::int64_t>& pads, float fill) {
+    const std::size_t rank = x.shape().size();
+    Shape out(rank);
+    for (std::size_t k = 0; k < rank; ++k) out[k] = x.shape()[k] + pads[k] + pads[k + rank];
+    std::vector<float> v;
+    std::vector<std::int64_t> at(rank, 0);
+    for (std::int64_t o = 0; o < checked_numel(out); ++o) {
+      std::int64_t flat = 0;
+      bool constant = false;
+      for (std::size_t k = 0; k < rank; ++k) {
+        const std::int64_t dim = x.shape()[k];
+        std::int64_t i = at[k] - pads[k];
+        if (i < 0 || i >= dim) {
+          if (mode == PadMode::Constant) constant = true;
+          else if (mode == PadMode::Edge) i = i < 0 ? 0 : dim - 1;
+          else i = i < 0 ? -i : 2 * (dim - 1) - i;
+        }
+        flat = flat * dim + i;
+      }
+      v.push_back(constant ? fill : x.data<float>()[flat]);
+      for (std::size_t k = rank; k-- > 0;) {
+        if (++at[k] < out[k]) break;
+        at[k] = 0;
+      }
+    }
+    return v;
+  };
+  std::vector<float> values(3 * 4 * 5 * 6);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f - 7;
+  const Tensor x = Tensor::from_vector<float>(values, {3, 4, 5, 6});
+  const std::vector<std::vector<std::int64_t>> cases = {
+      {0, 0, 0, 2, 0, 0, 0, 1}, {1, 0, 2, 0, 0, 1, 0, 3}, {0, 1, 1, 1, 1, 0, 1, 1},
+      {0, 0, -1, -2, 0, 0, 1, -1}, {0, 0, 0, 0, 0, 0, 0, 0}, {0, 2, 0, 0, 0, 0, 0, 0}};
+  const Tensor nine = Tensor::scalar<float>(9.0f);
+  for (PadMode mode : {PadMode::Constant, PadMode::Edge, PadMode::Reflect})
+    for (const auto& pads : cases) {
+      INFO("mode " << static_cast<int>(mode) << ", pads " << shape_to_string(pads));
+      Tensor y;
+      pad(mode, x, ints(pads), mode == PadMode::Constant ? &nine : nullptr, y);
+      CHECK(values_of<float>(y) == naive(mode, x, pads, 9.0f));
+    }
+}

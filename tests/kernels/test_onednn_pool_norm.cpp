@@ -342,3 +342,45 @@ TEST_CASE("oneDNN GRU leaves clip and short sequences to the reference", "[unit]
   CHECK_FALSE(k::onednn_gru(p, x, w_wrong, r, nullptr, nullptr, nullptr, &y, &y_h));
   CHECK_THROWS_AS(k::gru(p, x, w_wrong, r, nullptr, nullptr, nullptr, &y, &y_h), canary::Error);
 }
+
+TEST_CASE("oneDNN ReduceSum and ReduceMean match the reference for any axes", "[unit][differential][onednn]") {
+  std::mt19937 rng(2718);
+  const Shape shape{2, 3, 5, 4};
+  const std::vector<std::vector<std::int64_t>> axes_sets = {{2, 3}, {-1}, {0}, {1}, {0, 2}, {1, 3}, {}, {0, 1, 2, 3}};
+  for (k::ReduceOp op : {k::ReduceOp::Sum, k::ReduceOp::Mean})
+    for (const auto& axes : axes_sets)
+      for (bool keepdims : {true, false}) {
+        INFO("op " << static_cast<int>(op) << ", axes " << canary::shape_to_string(axes) << ", keepdims " << keepdims);
+        const Tensor x = random_tensor(rng, shape);
+        k::ReduceParams p;
+        p.op = op;
+        p.axes = axes;
+        p.keepdims = keepdims;
+        Tensor want, got;
+        k::reduce(p, x, want);
+        REQUIRE(k::onednn_reduce(p, x, got));
+        CHECK(got.shape() == want.shape());
+        check_close(want, got);
+      }
+}
+
+TEST_CASE("oneDNN reductions leave Max, bad axes, empty inputs and no-op axes to the reference",
+          "[unit][differential][onednn]") {
+  std::mt19937 rng(1);
+  const Tensor x = random_tensor(rng, {2, 3});
+  Tensor y;
+  k::ReduceParams p;
+  p.op = k::ReduceOp::Max;
+  CHECK_FALSE(k::onednn_reduce(p, x, y));
+  p.op = k::ReduceOp::Sum;
+  p.axes = {2};
+  CHECK_FALSE(k::onednn_reduce(p, x, y));
+  p.axes = {1, -1};
+  CHECK_FALSE(k::onednn_reduce(p, x, y));
+  p.axes = {};
+  p.noop_with_empty_axes = true;
+  CHECK_FALSE(k::onednn_reduce(p, x, y));
+  p.noop_with_empty_axes = false;
+  CHECK_FALSE(k::onednn_reduce(p, Tensor::empty(DType::F32, {2, 0}), y));
+  CHECK_FALSE(y.defined());
+}
