@@ -51,7 +51,9 @@ void add_common_options(CLI::App* verb, CliOptions& cli, std::uint64_t& hot) {
                    "Graph optimizer level at load: off, basic (rewrites that keep every value) or all (also "
                    "BatchNormalization folding and fusions that round differently; default)")
       ->check(CLI::IsMember({"off", "basic", "all"}));
-  verb->add_option("--hot", hot, "Anchor visits before a trace is recorded (default 8)")
+  verb->add_option("--hot", hot,
+                   "Anchor visits before a trace is recorded (default 8, or sooner once interpreting a region has "
+                   "taken 2 ms); given, exactly N visits")
       ->check(CLI::Range(1, 1000000000));
 }
 

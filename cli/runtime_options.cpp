@@ -82,7 +82,10 @@ Options runtime_options(const CliOptions& cli) {
   if (cli.range_canaries) o.jit.range_canaries = true;
   if (cli.device == "auto" && !cli.cost) throw Error(ErrorKind::Input, "--device auto needs --cost");
   o.jit.device = cli.device;
-  if (cli.hot_threshold) o.jit.hot_threshold = *cli.hot_threshold;
+  if (cli.hot_threshold) {  // exactly N visits: the time-based tier-up would make the count vary
+    o.jit.hot_threshold = *cli.hot_threshold;
+    o.jit.hot_time_us = 0;
+  }
   if (cli.graph_opt == "off") o.graph_optimization = GraphOptimization::Off;
   else if (cli.graph_opt == "basic") o.graph_optimization = GraphOptimization::Basic;
   else if (cli.graph_opt == "all") o.graph_optimization = GraphOptimization::All;
@@ -96,7 +99,9 @@ std::string describe_settings(const CliOptions& cli) {
   if (!o.jit.enabled) {
     s += "off";
   } else {
-    s += "on (hot after " + std::to_string(o.jit.hot_threshold) + " visits, " +
+    s += "on (hot after " + std::to_string(o.jit.hot_threshold) + " visits" +
+         (o.jit.hot_time_us > 0 ? " or " + std::to_string(o.jit.hot_time_us) + " us interpreted" : std::string()) +
+         ", " +
          (o.jit.synchronous ? "compiles on the calling thread, " : "background compiles, ") +
          (o.cost.enabled ? "cost model " + cost_profile_name(o.cost.profile) + " chooses variants"
                          : std::string(o.jit.fast_math ? "fast math" : "exact math")) +

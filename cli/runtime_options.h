@@ -24,7 +24,7 @@ DecisionOutput parse_decision(std::string_view spec);
 // --cost the profile is the cost model's (it decides fast math itself).
 Options runtime_options(const CliOptions& cli);
 
-// "profile balanced; jit on (hot after 8 visits, background compiles, exact math); 1 intra-op thread".
+// "profile balanced; jit on (hot after 8 visits or 2000 us interpreted, background compiles, exact math); 1 intra-op thread".
 std::string describe_settings(const CliOptions& cli);
 
 }  // namespace canary::cli

@@ -227,7 +227,7 @@ Event Engine::event(EventKind kind, vm::AnchorId anchor, std::uint64_t call) con
   return e;
 }
 
-void Engine::on_hot(vm::AnchorId anchor, std::uint64_t call) {
+void Engine::on_hot(vm::AnchorId anchor, std::uint64_t call, std::uint64_t visits) {
   if (!active()) return;
   std::lock_guard lock(mu_);
   Anchor& a = *anchors_[anchor.index];
@@ -237,7 +237,10 @@ void Engine::on_hot(vm::AnchorId anchor, std::uint64_t call) {
   if (a.trial && a.trial->decided) return;  // the cost model chose the interpreter here
   a.wants_recording = true;
   Event e = event(EventKind::Hot, anchor, call);
-  e.message = "anchor '" + a.name + "' is hot (" + std::to_string(options_.hot_threshold) + " visits): recording a trace";
+  const bool by_time = visits < options_.hot_threshold;
+  e.message = "anchor '" + a.name + "' is hot (" + std::to_string(visits) + (visits == 1 ? " visit" : " visits") +
+              (by_time ? ", interpreted for " + std::to_string(options_.hot_time_us) + " us or more" : std::string()) +
+              "): recording a trace";
   events_.add(std::move(e));
 }
 

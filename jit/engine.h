@@ -68,7 +68,9 @@ class Engine {
   InstalledVariants variants(vm::AnchorId anchor) const;
 
   // The interpreter found the anchor hot.
-  void on_hot(vm::AnchorId anchor, std::uint64_t call);
+  // visits: the anchor's visits so far in the reporting session (fewer than
+  // hot_threshold when its interpreted time made it hot).
+  void on_hot(vm::AnchorId anchor, std::uint64_t call, std::uint64_t visits);
   // Cheap hint (no lock): the engine wants a new recording at this anchor.
   bool recording_wanted(vm::AnchorId anchor) const;
   // Whether this session should record the anchor's region now (claims the

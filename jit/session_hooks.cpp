@@ -2,6 +2,8 @@
 // and reporting guard failures, deopts and value canaries to the engine.
 #include "jit/session_hooks.h"
 
+#include "vm/shape_profile.h"
+
 namespace canary::jit {
 
 namespace {
@@ -52,8 +54,10 @@ void SessionHooks::begin_call(std::uint64_t call) {
 
 std::uint64_t SessionHooks::hot_threshold() const { return std::max<std::uint64_t>(1, engine_->options().hot_threshold); }
 
-void SessionHooks::on_hot(const vm::Program&, vm::AnchorId anchor, const vm::ShapeProfile&) {
-  engine_->on_hot(anchor, call_);
+std::uint64_t SessionHooks::hot_time_ns() const { return engine_->options().hot_time_us * 1000; }
+
+void SessionHooks::on_hot(const vm::Program&, vm::AnchorId anchor, const vm::ShapeProfile& profile) {
+  engine_->on_hot(anchor, call_, profile.anchor_count(anchor));
 }
 
 SessionHooks::AnchorView& SessionHooks::view(vm::AnchorId anchor) {

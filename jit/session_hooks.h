@@ -34,6 +34,7 @@ class SessionHooks final : public vm::JitHooks {
   void set_timers(vm::TierTimers* timers) { ctx_.timers = timers; }
 
   std::uint64_t hot_threshold() const override;
+  std::uint64_t hot_time_ns() const override;
   void on_hot(const vm::Program& program, vm::AnchorId anchor, const vm::ShapeProfile& profile) override;
   vm::EntryResult enter(const vm::Program& program, vm::AnchorId anchor, const vm::FrameView& frame) override;
   void on_side_exit(const vm::Program& program, vm::AnchorId anchor, vm::ExitId exit, vm::Pc pc,

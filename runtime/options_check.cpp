@@ -66,6 +66,9 @@ void check_limit_options(const Options& o) {
   check_limit("max_loop_iterations", o.max_loop_iterations, 0, std::numeric_limits<std::int64_t>::max());
   check_limit("max_graph_depth", o.max_graph_depth, 0, graph::kMaxImportDepthCeiling);
   check_limit("graph_optimization", static_cast<int>(o.graph_optimization), 0, 2);
+  if (o.jit.hot_time_us > (std::uint64_t{1} << 40))
+    throw Error(ErrorKind::Input, "Options::jit.hot_time_us is " + std::to_string(o.jit.hot_time_us) +
+                                      "; expected at most 2^40");
   check_limit("jit.max_traces", o.jit.max_traces, 1, 1 << 20);
   check_limit("jit.max_compile_queue", o.jit.max_compile_queue, 1, 1 << 20);
   check_limit("jit.epilogue_min_elements", o.jit.epilogue_min_elements, 0, std::numeric_limits<std::int64_t>::max());

@@ -30,7 +30,8 @@ Interpreter::Interpreter(std::shared_ptr<const Program> p, RunLimits limits)
 // Installs (or removes, with nullptr) the JIT's hooks.
 void Interpreter::set_hooks(JitHooks* hooks) {
   hooks_ = hooks;
-  hot_threshold_ = hooks ? hooks->hot_threshold() : 0;
+  hotness_.reset(hooks ? program_->anchors().size() : 0, hooks ? hooks->hot_threshold() : 0,
+                 hooks ? hooks->hot_time_ns() : 0);
 }
 
 // The frame as hooks see it.
@@ -47,7 +48,9 @@ std::vector<Tensor> Interpreter::run(std::span<const Tensor> inputs) {
   bind_inputs(inputs);
   try {
     execute();
+    hotness_.close();
   } catch (...) {
+    hotness_.close();
     if (observer_) observer_->on_run_end(false);
     observer_ = nullptr;
     release_borrowed();
@@ -66,11 +69,12 @@ std::vector<Tensor> Interpreter::run(std::span<const Tensor> inputs) {
 Pc Interpreter::visit_anchor(AnchorId anchor, Pc next) {
   const std::uint64_t count = profile_.visit_anchor(anchor);
   if (hooks_ == nullptr) return next;
-  if (count == hot_threshold_) hooks_->on_hot(*program_, anchor, profile_);
+  hotness_.close();
+  if (hotness_.becomes_hot(anchor, count)) hooks_->on_hot(*program_, anchor, profile_);
   const FrameView view = frame_view();
   const EntryResult r = hooks_->enter(*program_, anchor, view);
   switch (r.action) {
-    case EntryAction::Interpret: return next;
+    case EntryAction::Interpret: hotness_.open(anchor, count); return next;
     case EntryAction::Record: observer_ = r.observer; return next;
     case EntryAction::Resumed: break;
   }

@@ -11,6 +11,7 @@
 #include "canary/error.h"
 #include "canary/tensor.h"
 #include "runtime/core/arena_budget.h"
+#include "vm/anchor_hotness.h"
 #include "vm/frame.h"
 #include "vm/jit_hooks.h"
 #include "vm/program.h"
@@ -96,7 +97,7 @@ class Interpreter {
   const RegId* ops_ = nullptr;
   JitHooks* hooks_ = nullptr;
   TierTimers* timers_ = nullptr;
-  std::uint64_t hot_threshold_ = 0;
+  AnchorHotness hotness_;
   InstructionObserver* observer_ = nullptr;
   std::uint64_t executed_ = 0;
   std::vector<RegId> pinned_sources_;  // registers of inputs and constants

@@ -6,8 +6,9 @@
 //      The graph entry (anchor 0) is visited once per run(), after the inputs
 //      are bound; a loop header anchor once per iteration started, after the
 //      iteration number register is written (and before the body runs).
-//   2. When a counter reaches hot_threshold(), on_hot() is called, once per
-//      anchor and interpreter.
+//   2. When a counter reaches hot_threshold(), or the time interpreted from
+//      an anchor's visits reaches hot_time_ns(), on_hot() is called (at the
+//      anchor's next visit), once per anchor and interpreter.
 //   3. At every anchor visit the interpreter calls enter(). The hooks either
 //      decline (Interpret), ask for a recording of the execution that follows
 //      (Record), or run installed compiled code on the frame (Resumed).
@@ -78,6 +79,10 @@ class JitHooks {
 
   // Anchor visits before on_hot fires; read once by Interpreter::set_hooks.
   virtual std::uint64_t hot_threshold() const { return 1000; }
+  // Interpreted time (ns) charged to an anchor that makes it hot before
+  // hot_threshold() visits (vm/anchor_hotness.h); 0: visits only. Read once
+  // by Interpreter::set_hooks.
+  virtual std::uint64_t hot_time_ns() const { return 0; }
 
   // "This anchor is hot": its counter reached hot_threshold(). Called once per
   // anchor. The profile holds the shapes seen so far. Must not throw.

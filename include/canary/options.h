@@ -18,6 +18,11 @@ struct JitOptions {
   // Anchor visits (calls for the graph entry, iterations for a loop header)
   // before a trace is recorded.
   std::uint64_t hot_threshold = 8;
+  // Cost-weighted tier-up: an anchor whose interpreted visits have taken
+  // this many microseconds in all is hot before hot_threshold visits (a
+  // compile costs about a millisecond, so a region that takes milliseconds
+  // per call compiles after its first). 0: visits only. At most 2^40.
+  std::uint64_t hot_time_us = 2000;
   // Compile on the calling thread (deterministic; tests). Otherwise a
   // background queue compiles while the interpreter keeps serving calls.
   bool synchronous = false;

@@ -11,6 +11,7 @@ canary::Options sync_jit(std::uint64_t hot) {
   canary::Options o;
   o.jit.synchronous = true;
   o.jit.hot_threshold = hot;
+  o.jit.hot_time_us = 0;  // tier up by visits only: deterministic
   o.graph_optimization = canary::GraphOptimization::Off;
   return o;
 }

@@ -158,6 +158,7 @@ Options jit_options(std::uint64_t hot_threshold, bool value_canaries, const std:
   o.jit.enabled = true;
   o.jit.synchronous = true;
   o.jit.hot_threshold = hot_threshold;
+  o.jit.hot_time_us = 0;  // tier up by visits only: deterministic
   o.jit.value_canaries = value_canaries;
   return o;
 }

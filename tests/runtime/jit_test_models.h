@@ -21,6 +21,7 @@ inline Options jit_options(std::uint64_t hot = 2) {
   o.jit.enabled = true;
   o.jit.synchronous = true;
   o.jit.hot_threshold = hot;
+  o.jit.hot_time_us = 0;  // tier up by visits only: deterministic
   return o;
 }
 

@@ -102,6 +102,7 @@ NamedTensors branch_inputs(int t, int i) {
 Options background_jit() {
   Options o;
   o.jit.hot_threshold = 3;  // compiles happen early and often, under the sessions
+  o.jit.hot_time_us = 0;  // tier up by visits only: deterministic
   o.jit.synchronous = false;
   return o;
 }

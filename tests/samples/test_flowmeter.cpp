@@ -33,6 +33,7 @@ canary::Runtime make_runtime(bool jit) {
   o.jit.enabled = jit;
   o.jit.synchronous = true;
   o.jit.hot_threshold = 2;
+  o.jit.hot_time_us = 0;  // tier up by visits only: deterministic
   o.reject_non_finite_inputs = true;
   return canary::Runtime(o);
 }

@@ -25,12 +25,14 @@ std::shared_ptr<const vm::Program> small_program() {
 struct FakeJit : vm::JitHooks {
   enum class Mode { Decline, WholeGraph, SideExit } mode = Mode::Decline;
   std::uint64_t threshold = 1000;
+  std::uint64_t time_ns = 0;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> hot;  // anchor, count when notified
   std::vector<std::uint32_t> exits;
   std::vector<vm::Pc> exit_pcs;
   std::uint64_t enters = 0;
 
   std::uint64_t hot_threshold() const override { return threshold; }
+  std::uint64_t hot_time_ns() const override { return time_ns; }
   void on_hot(const vm::Program&, vm::AnchorId a, const vm::ShapeProfile& p) override {
     hot.emplace_back(a.index, p.anchor_count(a));
   }
@@ -75,6 +77,38 @@ TEST_CASE("on_hot fires once when the entry counter reaches the threshold", "[un
   REQUIRE(jit.hot.size() == 1);
   CHECK(jit.hot[0] == std::pair<std::uint32_t, std::uint64_t>{0, 3});
   CHECK(jit.enters == 5);
+}
+
+TEST_CASE("interpreted time makes an anchor hot before its visit count, the first visit uncharged",
+          "[unit][vm]") {
+  FakeJit jit;
+  jit.threshold = 1000;
+  jit.time_ns = 1;  // any interpreted region reaches it
+  vm::Interpreter interp(small_program());
+  interp.set_hooks(&jit);
+  for (int i = 0; i < 5; ++i) CHECK(values(interp.run(input())[0]) == kExpected);
+  // Visit 1 is not charged, visit 2's region is: hot at visit 3, once.
+  REQUIRE(jit.hot.size() == 1);
+  CHECK(jit.hot[0] == std::pair<std::uint32_t, std::uint64_t>{0, 3});
+
+  // Compiled code's time is never charged: a JIT that always enters never sees on_hot by time.
+  FakeJit entering;
+  entering.mode = FakeJit::Mode::WholeGraph;
+  entering.time_ns = 1;
+  vm::Interpreter compiled(small_program());
+  compiled.set_hooks(&entering);
+  for (int i = 0; i < 5; ++i) compiled.run(input());
+  CHECK(entering.hot.empty());
+}
+
+TEST_CASE("a time budget of 0 leaves tier-up to the visit count", "[unit][vm]") {
+  FakeJit jit;
+  jit.threshold = 4;
+  vm::Interpreter interp(small_program());
+  interp.set_hooks(&jit);
+  for (int i = 0; i < 6; ++i) interp.run(input());
+  REQUIRE(jit.hot.size() == 1);
+  CHECK(jit.hot[0].second == 4);
 }
 
 TEST_CASE("compiled code entered at graph entry produces the outputs", "[unit][vm]") {
