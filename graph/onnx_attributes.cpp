@@ -136,7 +136,7 @@ Attributes attributes_from_onnx(const onnx::NodeProto& node, OpKind op, const Su
       fail(describe_attr(node, a) + " refers to a function attribute, which is not supported");
     if (is_default_only(node, op, a)) continue;
     const AttrSpec* spec = find_spec(op, a.name());
-    if (spec == nullptr) fail(describe_node(node) + ": unknown attribute '" + a.name() + "'");
+    if (spec == nullptr || spec->internal) fail(describe_node(node) + ": unknown attribute '" + a.name() + "'");
     if (attrs.count(a.name()) != 0) fail(describe_attr(node, a) + " is given twice");
     attrs.emplace(a.name(), convert(node, op, a, *spec, import_subgraph));
   }

@@ -21,6 +21,15 @@ AttrSpec absent(std::string_view name, AttrType type) { return AttrSpec{name, ty
 // A required attribute.
 AttrSpec req(std::string_view name, AttrType type) { return AttrSpec{name, type, std::nullopt, true}; }
 
+// An attribute only graph passes set (AttrSpec::internal), with a default.
+AttrSpec internal(std::string_view name, AttrType type, AttrValue def) {
+  return AttrSpec{name, type, std::move(def), false, true};
+}
+
+// channels_last = 1: the data input and output are [N, spatial..., C]
+// instead of [N, C, spatial...] (graph/passes/channels_last.cpp).
+AttrSpec channels_last() { return internal("channels_last", AttrType::Int, std::int64_t{0}); }
+
 using I = std::int64_t;
 
 // The attributes of an op.
@@ -33,17 +42,18 @@ Attrs attrs_of(OpKind op) {
     case OpKind::Conv:
       return {absent("kernel_shape", AttrType::Ints), absent("strides", AttrType::Ints),
               absent("pads", AttrType::Ints),         absent("dilations", AttrType::Ints),
-              opt("group", AttrType::Int, I{1}),      opt("auto_pad", AttrType::String, std::string("NOTSET"))};
+              opt("group", AttrType::Int, I{1}),      opt("auto_pad", AttrType::String, std::string("NOTSET")),
+              channels_last()};
     case OpKind::MaxPool:
       return {req("kernel_shape", AttrType::Ints),         absent("strides", AttrType::Ints),
               absent("pads", AttrType::Ints),              absent("dilations", AttrType::Ints),
               opt("auto_pad", AttrType::String, std::string("NOTSET")), opt("ceil_mode", AttrType::Int, I{0}),
-              opt("storage_order", AttrType::Int, I{0})};
+              opt("storage_order", AttrType::Int, I{0}), channels_last()};
     case OpKind::AveragePool:
       return {req("kernel_shape", AttrType::Ints),         absent("strides", AttrType::Ints),
               absent("pads", AttrType::Ints),              absent("dilations", AttrType::Ints),
               opt("auto_pad", AttrType::String, std::string("NOTSET")), opt("ceil_mode", AttrType::Int, I{0}),
-              opt("count_include_pad", AttrType::Int, I{0})};
+              opt("count_include_pad", AttrType::Int, I{0}), channels_last()};
     case OpKind::ReduceSum:
       return {opt("keepdims", AttrType::Int, I{1}), opt("noop_with_empty_axes", AttrType::Int, I{0})};
     case OpKind::ReduceMean:

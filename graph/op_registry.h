@@ -20,6 +20,9 @@ struct AttrSpec {
   AttrType type;
   std::optional<AttrValue> default_value;  // nullopt: required when `required`, else optional-absent
   bool required = false;
+  // Set by graph passes only (e.g. Conv's channels_last): the text format
+  // reads it, the ONNX importer refuses it as an unknown attribute.
+  bool internal = false;
 };
 
 class InferContext;

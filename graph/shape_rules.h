@@ -26,6 +26,10 @@ DimVector fresh_dims_for_shape_input(InferContext& ctx, int i);
 // (shape_rules_linear.cpp).
 std::vector<std::int64_t> ints_or(const InferContext& ctx, std::string_view name, std::size_t length,
                                   std::int64_t fill);
+// [N, spatial..., C] as [N, C, spatial...], and back (the channels_last
+// attribute of Conv and pooling; shape_rules_linear.cpp).
+DimVector channels_first(const DimVector& channels_last);
+DimVector channels_last_of(const DimVector& channels_first);
 
 // shape_rules_elementwise.cpp
 void infer_arithmetic(InferContext& ctx);   // Add Sub Mul Div

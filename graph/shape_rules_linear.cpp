@@ -127,7 +127,9 @@ void infer_conv(InferContext& ctx) {
   ctx.expect_dtype(0, {DType::F32, DType::F64});
   expect_dtype_of_first(ctx, 1);
   expect_min_rank(ctx, 0, 3);
-  const DimVector& x = ctx.input_type(0).shape;
+  // channels_last: x and y are [N, spatial..., C]; the rule works on [N, C, spatial...].
+  const bool channels_last = ctx.attr_int("channels_last") != 0;
+  const DimVector x = channels_last ? channels_first(ctx.input_type(0).shape) : ctx.input_type(0).shape;
   const DimVector& w = ctx.input_type(1).shape;
   int spatial = static_cast<int>(x.size()) - 2;
   if (spatial > 2) {
@@ -152,7 +154,22 @@ void infer_conv(InferContext& ctx) {
     ctx.expect_rank(2, 1);
     ctx.assert_equal(ctx.input_type(2).shape[0], w[0], "bias length vs output channels");
   }
-  ctx.set_output(0, ValueType{ctx.input_type(0).dtype, out});
+  ctx.set_output(0, ValueType{ctx.input_type(0).dtype, channels_last ? channels_last_of(out) : out});
+}
+
+DimVector channels_first(const DimVector& d) {
+  if (d.size() < 2) return d;
+  DimVector out{d.front(), d.back()};
+  out.insert(out.end(), d.begin() + 1, d.end() - 1);
+  return out;
+}
+
+DimVector channels_last_of(const DimVector& d) {
+  if (d.size() < 2) return d;
+  DimVector out{d.front()};
+  out.insert(out.end(), d.begin() + 2, d.end());
+  out.push_back(d[1]);
+  return out;
 }
 
 // An ints attribute of a given length, or `fill` repeated when absent.

@@ -104,9 +104,12 @@ void infer_pool(InferContext& ctx) {
   }
   const std::size_t spatial = static_cast<std::size_t>(x.rank() - 2);
   PoolAttrs p = read_pool_attrs(ctx, spatial);
-  DimVector out{x.shape[0], x.shape[1]};
-  for (std::size_t s = 0; s < spatial; ++s) out.push_back(pool_output_dim(ctx, p, x.shape[s + 2], s));
-  ctx.set_output(0, ValueType{x.dtype, out});
+  // channels_last: x and y are [N, spatial..., C].
+  const bool channels_last = ctx.attr_int("channels_last") != 0;
+  const DimVector in = channels_last ? channels_first(x.shape) : x.shape;
+  DimVector out{in[0], in[1]};
+  for (std::size_t s = 0; s < spatial; ++s) out.push_back(pool_output_dim(ctx, p, in[s + 2], s));
+  ctx.set_output(0, ValueType{x.dtype, channels_last ? channels_last_of(out) : out});
 }
 
 // GlobalAveragePool: [N, C, spatial...] (rank >= 3) → [N, C, 1, ...].

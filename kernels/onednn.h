@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "canary/tensor.h"
@@ -106,9 +107,15 @@ bool onednn_layer_norm(const LayerNormParams& p, const Tensor& x, const Tensor& 
 // window reaches past the end padding of a count_include_pad average. Max
 // pooling of NaN inputs follows oneDNN, which need not propagate the NaN.
 bool onednn_pool(const PoolParams& p, const Tensor& x, Tensor& y);
-// f32 ReduceSum / ReduceMean over any axes into y (kernels/onednn/reduce.cpp),
-// summed in f32 by oneDNN; false for ReduceMax (NaN propagation), empty
-// tensors and axes the reference rejects.
+// f32 Transpose as a oneDNN reorder (kernels/onednn/transpose.cpp): a strided
+// view of x copied into y's dense layout. False for other dtypes, ranks
+// above DNNL_MAX_NDIMS, empty tensors and perms the reference rejects.
+bool onednn_transpose(std::span<const std::int64_t> perm, const Tensor& x, Tensor& y);
+// f32 ReduceSum / ReduceMean into y (kernels/onednn/reduce.cpp), summed in
+// f32 by oneDNN, when the reduced dims end the shape once adjacent kept and
+// reduced dims are merged (a mean over H and W of [N, C, H, W]); false
+// otherwise, for ReduceMax (NaN propagation), empty tensors and axes the
+// reference rejects.
 bool onednn_reduce(const ReduceParams& p, const Tensor& x, Tensor& y);
 // GlobalAveragePool of f32 x [N, C, spatial...] into y [N, C, 1, ...].
 bool onednn_global_average_pool(const Tensor& x, Tensor& y);

@@ -48,6 +48,7 @@ struct ConvParams {
   std::vector<std::int64_t> dilations;     // empty: all 1
   std::int64_t group = 1;
   AutoPad auto_pad = AutoPad::NotSet;
+  bool channels_last = false;  // x [N, spatial..., C] and y [N, spatial..., M]; w stays [M, C/group, k...]
 };
 // 1-D (x [N, C, W]) and 2-D (x [N, C, H, W]) convolution, w [M, C/group, k...], b [M].
 void conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y);
@@ -159,6 +160,7 @@ struct PoolParams {
   AutoPad auto_pad = AutoPad::NotSet;
   bool ceil_mode = false;          // output length rounded up; a last window starting in the end padding is dropped
   bool count_include_pad = false;  // Average: divide by the taps inside the padded input, not only the real ones
+  bool channels_last = false;      // x and y are [N, spatial..., C]
 };
 // 1-D (x [N, C, W]) and 2-D (x [N, C, H, W]) max or average pooling. Padding
 // never wins a max; an average window without real elements gives NaN.

@@ -201,7 +201,11 @@ void run_reshape(const InstrParams& p, const KernelCall& c) {
   k::reshape(c.input(0), c.input(1), as<ReshapeP>(p).allowzero, c.output(0));
 }
 
-void run_transpose(const InstrParams& p, const KernelCall& c) { k::transpose(as<PermP>(p).perm, c.input(0), c.output(0)); }
+void run_transpose(const InstrParams& p, const KernelCall& c) {
+  const std::vector<std::int64_t>& perm = as<PermP>(p).perm;
+  if (k::onednn_enabled() && k::onednn_transpose(perm, c.input(0), c.output(0))) return;
+  k::transpose(perm, c.input(0), c.output(0));
+}
 
 void run_concat(const InstrParams& p, const KernelCall& c) {
   constexpr std::size_t kInline = 32;
@@ -395,6 +399,7 @@ KernelBinding bind_conv(const AttrReader& a, const CompileOptions& opts) {
   else if (pad == "SAME_LOWER") p->p.auto_pad = k::AutoPad::SameLower;
   else if (pad == "VALID") p->p.auto_pad = k::AutoPad::Valid;
   else a.fail("unknown auto_pad \"" + pad + "\"");
+  p->p.channels_last = a.get_int("channels_last") != 0;
   // Constants live in pinned registers that are never written, so their blocked copy may be kept.
   p->weights_are_constant = a.constant_input(1);
   return make(opts.promote_f32_to_f64 ? run_conv : run_conv_onednn, std::move(p));
@@ -532,6 +537,7 @@ KernelBinding bind_pool(const AttrReader& a, const graph::Node& n, const Compile
   p->p.auto_pad = decode_auto_pad(a);
   p->p.ceil_mode = a.get_int("ceil_mode") != 0;
   if (n.op == OpKind::AveragePool) p->p.count_include_pad = a.get_int("count_include_pad") != 0;
+  p->p.channels_last = a.get_int("channels_last") != 0;
   if (n.op == OpKind::MaxPool && n.outputs.size() > 1 && n.outputs[1].valid())
     a.fail("output 1 (Indices) is not supported");
   if (n.op == OpKind::MaxPool && a.get_int("storage_order") != 0) a.fail("only storage_order 0 is supported");

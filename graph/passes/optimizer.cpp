@@ -28,6 +28,7 @@ constexpr PassEntry kPipeline[] = {
     {"eliminate_common_subexpressions", OptimizationLevel::Basic, passes::eliminate_common_subexpressions},
     {"fold_batch_norm", OptimizationLevel::All, passes::fold_batch_norm},
     {"fuse_matmul_add", OptimizationLevel::All, passes::fuse_matmul_add},
+    {"channels_last", OptimizationLevel::All, passes::convert_to_channels_last},
 };
 
 int level_rank(OptimizationLevel level) { return static_cast<int>(level); }

@@ -27,5 +27,7 @@ void eliminate_common_subexpressions(PassContext& ctx);
 void fold_batch_norm(PassContext& ctx);
 // MatMul of a 2-D input by a constant matrix, then Add of a bias row, as one Gemm (fuse_matmul_add.cpp).
 void fuse_matmul_add(PassContext& ctx);
+// 2-D f32 convolution chains in [N, H, W, C], transposes only at their edges (channels_last.cpp).
+void convert_to_channels_last(PassContext& ctx);
 
 }  // namespace canary::graph::passes

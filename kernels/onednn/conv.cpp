@@ -161,10 +161,10 @@ dnnl::memory::dims weight_dims(const ConvPlan& g, const Tensor& w) {
   return dims;
 }
 
-// Creates the convolution primitive for a plan on plain layouts, x and w of
-// encoding e, the epilogue as post-ops.
+// Creates the convolution primitive for a plan on plain layouts (x and y
+// channels-last when asked), x and w of encoding e, the epilogue as post-ops.
 CachedPrimitive make_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, OperandEncoding e,
-                          const Epilogue& epilogue) {
+                          const Epilogue& epilogue, bool channels_last = false) {
   dnnl::memory::dims strides, dilations, pad_l, pad_r;
   for (std::size_t i = 0; i < g.spatial; ++i) {
     strides.push_back(g.axes[i].stride);
@@ -172,9 +172,12 @@ CachedPrimitive make_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, O
     pad_l.push_back(g.axes[i].pad_begin);
     pad_r.push_back(g.axes[i].pad_end);
   }
-  const dnnl::memory::desc x_md = onednn::operand_desc(onednn::row_major_desc(x.shape()), e);
+  const auto plain = [&](std::span<const std::int64_t> dims) {
+    return channels_last ? onednn::channels_last_desc(dims) : onednn::row_major_desc(dims);
+  };
+  const dnnl::memory::desc x_md = onednn::operand_desc(plain(x.shape()), e);
   const dnnl::memory::desc w_md = onednn::operand_desc(onednn::row_major_desc(weight_dims(g, w)), e);
-  const dnnl::memory::desc y_md = onednn::row_major_desc(g.out_shape());
+  const dnnl::memory::desc y_md = plain(g.out_shape());
   const std::int64_t bias_dims[1] = {g.out_channels};
   const dnnl::memory::desc b_md = g.has_bias ? onednn::row_major_desc(bias_dims) : dnnl::memory::desc();
   const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -253,6 +256,37 @@ bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor*
   return true;
 }
 
+// A channels-last convolution (x [N, spatial..., C]): planned on
+// channels-first dims, run on the blocked path with channels-last buffers
+// (f32 only; anything else is the reference kernel's, through transposes).
+bool channels_last_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                        bool weights_are_constant, const Epilogue& epilogue) {
+  if (x.rank() < 3 || onednn::current_operand_encoding() != OperandEncoding::F32) return false;
+  const Tensor dims = onednn::channels_first_view(x);
+  ConvPlan g;
+  if (!plan_conv(p, dims, w, b, g) || !onednn::dense_size_fits(g.out_shape())) return false;
+  if (g.batch == 0 || g.out_channels == 0 || x.numel() == 0 || w.numel() == 0) return false;
+  if (!onednn::epilogue_applies(epilogue, {&x, &w, w.numel() / g.out_channels, 1.0, b, 1.0, weights_are_constant}))
+    return false;
+  PrimitiveKey key = conv_key(g, dims, w, OperandEncoding::F32, epilogue);
+  key.push(1);  // channels-last buffers
+  if (!key.valid()) return false;
+  onednn::BlockedConvShape s = blocked_shape(g, dims, w, epilogue);
+  s.channels_last = true;
+  try {
+    if (onednn::blocked_conv(s, key, x, w, b, y, weights_are_constant)) return true;
+    // No direct kernel (grouped, not depthwise): oneDNN's gemm path on the channels-last buffers.
+    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(
+        key, [&] { return make_conv(g, dims, w, OperandEncoding::F32, epilogue, true); });
+    y.reset(DType::F32, onednn::channels_last_dims(g.out_shape()));
+    const std::array<const void*, 4> buffers{x.raw(), w.raw(), y.raw(), b ? b->raw() : nullptr};
+    prim.execute(std::span<const void* const>(buffers.data(), b ? 4 : 3));
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 // oneDNN convolution into y, or false when the case does not apply.
@@ -260,6 +294,7 @@ bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Te
                  bool weights_are_constant, const Epilogue& epilogue) {
   onednn::thread_primitive_cache().count_call();
   if (x.dtype() != DType::F32 || w.dtype() != DType::F32 || (b && b->dtype() != DType::F32)) return false;
+  if (p.channels_last) return channels_last_conv(p, x, w, b, y, weights_are_constant, epilogue);
   ConvPlan g;
   if (!plan_conv(p, x, w, b, g)) return false;
   if (!onednn::dense_size_fits(g.out_shape())) return false;  // the reference reports the size
@@ -268,7 +303,8 @@ bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Te
     return true;
   }
   if (x.numel() == 0 || w.numel() == 0) return false;  // empty sums: the reference writes the bias
-  if (!onednn::epilogue_applies(epilogue, {&x, &w, w.numel() / g.out_channels, 1.0, b, 1.0})) return false;
+  if (!onednn::epilogue_applies(epilogue, {&x, &w, w.numel() / g.out_channels, 1.0, b, 1.0, weights_are_constant}))
+    return false;
   return onednn::run_with_encoding(onednn::current_operand_encoding(), [&](OperandEncoding e) {
     return run_conv(g, x, w, b, y, weights_are_constant, e, epilogue);
   });

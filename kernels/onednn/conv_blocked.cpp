@@ -106,8 +106,11 @@ std::unique_ptr<BlockedConv> make_blocked_conv(const BlockedConvShape& s) {
   c->usable = direct_kernel(pd.impl_info_str());
   if (!c->usable) return c;
   c->conv = dnnl::convolution_forward(pd);
-  c->src = make_edge(row_major_desc(s.src), pd.src_desc(), true);
-  c->dst = make_edge(row_major_desc(s.dst), pd.dst_desc(), false);
+  const auto plain = [&](const dnnl::memory::dims& dims) {
+    return s.channels_last ? channels_last_desc(dims) : row_major_desc(dims);
+  };
+  c->src = make_edge(plain(s.src), pd.src_desc(), true);
+  c->dst = make_edge(plain(s.dst), pd.dst_desc(), false);
   c->weights_plain_md = row_major_desc(s.weights);
   c->weights_md = pd.weights_desc();
   c->plain_weights = dnnl::memory(c->weights_plain_md, cpu_engine(), nullptr);
@@ -176,7 +179,8 @@ bool blocked_conv(const BlockedConvShape& s, const PrimitiveKey& key, const Tens
   BlockedConvs& all = thread_blocked_convs();
   ++all.calls;
   const dnnl::memory& weights = weights_for(c, w, weights_are_constant);
-  y.reset(DType::F32, std::span<const std::int64_t>(s.dst.data(), s.dst.size()));
+  if (s.channels_last) y.reset(DType::F32, channels_last_dims(s.dst));
+  else y.reset(DType::F32, std::span<const std::int64_t>(s.dst.data(), s.dst.size()));
   c.src.plain.set_data_handle(const_cast<void*>(x.raw()));
   c.dst.plain.set_data_handle(y.raw());
   dnnl::memory& src = c.src.needs_reorder() ? c.src.blocked : c.src.plain;

@@ -28,6 +28,9 @@ struct BlockedConvShape {
   dnnl::memory::dims src, weights, dst;  // weights [g, M/g, C/g, k...] when grouped
   dnnl::memory::dims strides, dilations, pad_l, pad_r;  // dilations as oneDNN counts them (d - 1)
   bool has_bias = false;
+  // src and dst buffers are [N, spatial..., C] (Conv's channels_last); the
+  // dims above stay channels-first, as oneDNN counts them.
+  bool channels_last = false;
   Epilogue epilogue;
 };
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <unordered_map>
 
 namespace canary::kernels {
 
@@ -66,9 +67,27 @@ std::uint32_t max_magnitude_bits(const Tensor& t) {
   return m;
 }
 
+// max_magnitude_bits of constant tensors, kept per thread with the tensor
+// pinned (so its buffer, the key, cannot be reused by another tensor).
+std::uint32_t constant_max_magnitude_bits(const Tensor& t) {
+  struct Entry {
+    Tensor pinned;
+    std::uint32_t bits = 0;
+  };
+  thread_local std::unordered_map<const void*, Entry> cache;
+  if (!t.owns_storage()) return max_magnitude_bits(t);
+  auto it = cache.find(t.raw());
+  if (it != cache.end() && it->second.pinned.shares_storage_with(t) && it->second.pinned.numel() == t.numel())
+    return it->second.bits;
+  if (cache.size() >= 4096) cache.clear();
+  const std::uint32_t bits = max_magnitude_bits(t);
+  cache[t.raw()] = Entry{t, bits};
+  return bits;
+}
+
 // |v| of the tensor's largest element, or nullopt when one is NaN or infinite.
-std::optional<double> max_magnitude(const Tensor& t) {
-  const std::uint32_t m = max_magnitude_bits(t);
+std::optional<double> max_magnitude(const Tensor& t, bool constant = false) {
+  const std::uint32_t m = constant ? constant_max_magnitude_bits(t) : max_magnitude_bits(t);
   if (m >= 0x7f800000u) return std::nullopt;
   float f;
   std::memcpy(&f, &m, sizeof f);
@@ -87,7 +106,9 @@ constexpr std::int64_t kMaxBoundedTerms = std::int64_t{1} << 24;
 // own: a scale of 0 does not make an overflowing sum safe (Inf * 0 is NaN).
 bool result_stays_finite(const ContractionBound& b) {
   if (b.terms > kMaxBoundedTerms) return false;
-  const std::optional<double> ma = max_magnitude(*b.a), mb = max_magnitude(*b.b);
+  const std::optional<double> mb = max_magnitude(*b.b, b.b_constant);
+  if (!mb || *mb > kMaxBoundedResult) return false;  // decided without reading a
+  const std::optional<double> ma = max_magnitude(*b.a);
   if (!ma || !mb || *ma > kMaxBoundedResult || *mb > kMaxBoundedResult) return false;
   const double sum = static_cast<double>(b.terms) * *ma * *mb;
   if (sum > kMaxBoundedResult) return false;

@@ -29,6 +29,9 @@ struct ContractionBound {
   double scale = 1.0;
   const Tensor* c = nullptr;
   double c_scale = 1.0;
+  // b is never written while a tensor shares its buffer (constant weights):
+  // its largest magnitude is computed once per thread and kept.
+  bool b_constant = false;
 };
 
 // True when oneDNN's post-ops compute the epilogue exactly as the reference

@@ -188,8 +188,10 @@ CachedPrimitive make_pool(const PoolParams& p, const PoolPlan& g, const Tensor& 
     pad_l.push_back(a.pad_begin);
     pad_r.push_back(a.onednn_pad_end);
   }
-  const dnnl::memory::desc x_md = onednn::row_major_desc(x.shape());
-  const dnnl::memory::desc y_md = onednn::row_major_desc(g.out_shape());
+  const dnnl::memory::desc x_md =
+      p.channels_last ? onednn::channels_last_desc(x.shape()) : onednn::row_major_desc(x.shape());
+  const dnnl::memory::desc y_md =
+      p.channels_last ? onednn::channels_last_desc(g.out_shape()) : onednn::row_major_desc(g.out_shape());
   const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, pool_algorithm(p), x_md, y_md,
                                             strides, kernel, dilation, pad_l, pad_r);
   const dnnl::pooling_v2_forward::primitive_desc pd(desc, onednn::cpu_engine());
@@ -219,13 +221,19 @@ CachedPrimitive make_global_average(std::int64_t planes, std::int64_t plane_size
 bool onednn_pool(const PoolParams& p, const Tensor& x, Tensor& y) {
   onednn::thread_primitive_cache().count_call();
   if (x.dtype() != DType::F32 || &x == &y || x.numel() == 0) return false;
+  if (p.channels_last && x.rank() < 3) return false;
+  // Channels-last buffers are planned with channels-first dims; only the descriptors differ.
+  const Tensor dims = p.channels_last ? onednn::channels_first_view(x) : x;
   PoolPlan g;
-  if (!plan_pool(p, x, g) || !onednn::dense_size_fits(g.out_shape())) return false;
-  const PrimitiveKey key = pool_key(p, g, x);
+  if (!plan_pool(p, dims, g) || !onednn::dense_size_fits(g.out_shape())) return false;
+  PrimitiveKey key = pool_key(p, g, dims);
+  key.push(p.channels_last);
   if (!key.valid()) return false;
   try {
-    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_pool(p, g, x); });
-    y.reset(DType::F32, g.out_shape());
+    CachedPrimitive& prim =
+        onednn::thread_primitive_cache().find_or_create(key, [&] { return make_pool(p, g, dims); });
+    if (p.channels_last) y.reset(DType::F32, onednn::channels_last_dims(g.out_shape()));
+    else y.reset(DType::F32, g.out_shape());
     const std::array<const void*, 2> buffers{x.raw(), y.raw()};
     prim.execute(buffers);
     return true;

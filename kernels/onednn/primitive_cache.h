@@ -24,7 +24,7 @@ namespace canary::kernels::onednn {
 
 enum class PrimitiveKind : std::uint8_t {
   MatMul, Gemm, Conv, Lstm, Softmax, LayerNorm,
-  Pool, GlobalAveragePool, BatchNorm, Gru, Reduce,
+  Pool, GlobalAveragePool, BatchNorm, Gru, Reduce, Transpose,
 };
 
 // Op kind, the thread count oneDNN would use now (primitives may partition

@@ -1,4 +1,5 @@
-// oneDNN reduction for f32 ReduceSum and ReduceMean over any axes.
+// oneDNN reduction for f32 ReduceSum and ReduceMean whose reduced dims end
+// the shape (after merging).
 //
 // Consecutive dims that are all reduced or all kept merge into one, so the
 // primitive sees at most a few dims ([N*C, H*W] for a mean over the spatial
@@ -79,7 +80,9 @@ bool onednn_reduce(const ReduceParams& p, const Tensor& x, Tensor& y) {
   const std::vector<bool> reduced = reduced_dims(p, x);
   if (reduced.empty() && x.rank() > 0) return false;
   const Merged m = merge(x, reduced);
-  if (m.src.size() > DNNL_MAX_NDIMS) return false;
+  // oneDNN 2.6 reduces the innermost dim with its jit kernels but any other
+  // with a reference loop; those are the reference kernel's (its strided sums vectorise).
+  if (m.src.size() > DNNL_MAX_NDIMS || m.dst.back() != 1) return false;
   const dnnl::algorithm algorithm =
       p.op == ReduceOp::Mean ? dnnl::algorithm::reduction_mean : dnnl::algorithm::reduction_sum;
   PrimitiveKey key(PrimitiveKind::Reduce);

@@ -5,6 +5,7 @@
 
 #include "canary/error.h"
 #include "kernels/reference.h"
+#include "kernels/reference/channels_last.h"
 #include "kernels/reference/wide_sums.h"
 
 namespace canary::kernels {
@@ -208,6 +209,12 @@ void run_conv(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Ten
 
 // Convolution of x [N, C, (H,) W] with w [M, C/group, (kh,) kw] plus optional bias b [M].
 void conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y) {
+  if (p.channels_last)
+    return detail::through_channels_first(x, y, [&](const Tensor& xf, Tensor& yf) {
+      ConvParams first = p;
+      first.channels_last = false;
+      conv(first, xf, w, b, yf);
+    });
   if (x.dtype() != w.dtype() || (b && b->dtype() != x.dtype()))
     throw Error(ErrorKind::Input, "Conv: inputs have different dtypes: X " + x.type_string() + ", W " +
                                       w.type_string() + (b ? ", B " + b->type_string() : std::string()));

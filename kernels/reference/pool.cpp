@@ -8,6 +8,7 @@
 
 #include "canary/error.h"
 #include "kernels/reference.h"
+#include "kernels/reference/channels_last.h"
 
 namespace canary::kernels {
 namespace {
@@ -249,6 +250,12 @@ void check_float(const char* op, const Tensor& x) {
 
 // Max or average pooling of x [N, C, (H,) W].
 void pool(const PoolParams& p, const Tensor& x, Tensor& y) {
+  if (p.channels_last)
+    return detail::through_channels_first(x, y, [&](const Tensor& xf, Tensor& yf) {
+      PoolParams first = p;
+      first.channels_last = false;
+      pool(first, xf, yf);
+    });
   check_float(op_name(p), x);
   const PoolGeometry g = plan_pool(p, x);
   y.reset(x.dtype(), g.out_shape);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -44,6 +45,43 @@ std::vector<bool> reduced_dims(const char* name, const std::vector<std::int64_t>
   return reduced;
 }
 
+// x as [outer, reduced, inner] when its reduced dims (ignoring size-1 dims)
+// are one contiguous run, else nullopt.
+std::optional<std::array<std::int64_t, 3>> single_reduced_run(const Shape& shape, const std::vector<bool>& reduced) {
+  std::array<std::int64_t, 3> s{1, 1, 1};
+  int part = 0;  // 0: before the run, 1: in it, 2: after it
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (reduced[d] && part == 2) return std::nullopt;
+    if (reduced[d]) part = 1;
+    else if (part == 1) part = 2;
+    s[static_cast<std::size_t>(part)] *= shape[d];
+  }
+  return s;
+}
+
+// The single-run case: each slot takes its terms in the same order as the
+// generic walk (ascending reduced index), with the inner loop running along
+// contiguous memory.
+template <typename T, typename Acc>
+void accumulate_run(ReduceOp op, const T* px, const std::array<std::int64_t, 3>& s, std::vector<Acc>& acc) {
+  const auto [outer, length, inner] = s;
+  for (std::int64_t o = 0; o < outer; ++o) {
+    Acc* slots = acc.data() + o * inner;
+    for (std::int64_t r = 0; r < length; ++r) {
+      const T* row = px + (o * length + r) * inner;
+      if (op != ReduceOp::Max) {
+        for (std::int64_t i = 0; i < inner; ++i) slots[i] += static_cast<Acc>(row[i]);
+      } else {
+        for (std::int64_t i = 0; i < inner; ++i) {
+          const Acc v = static_cast<Acc>(row[i]);
+          if (v > slots[i] || v != v) slots[i] = v;  // v != v: NaN propagates
+        }
+      }
+    }
+  }
+}
+
 // Folds x into acc (one slot per output element) with the reduce op; returns the count per slot.
 template <typename T, typename Acc>
 std::int64_t accumulate(ReduceOp op, const Tensor& x, const std::vector<bool>& reduced, std::vector<Acc>& acc) {
@@ -53,6 +91,11 @@ std::int64_t accumulate(ReduceOp op, const Tensor& x, const std::vector<bool>& r
   for (std::size_t d = 0; d < shape.size(); ++d) {
     kept[d] = reduced[d] ? 1 : shape[d];
     if (reduced[d]) count *= shape[d];
+  }
+  if (x.numel() == 0) return count;
+  if (const auto run = single_reduced_run(shape, reduced)) {
+    accumulate_run<T, Acc>(op, x.data<T>(), *run, acc);
+    return count;
   }
   const std::array<Shape, 1> strides{detail::broadcast_strides(kept, shape.size())};
   const T* px = x.data<T>();

@@ -320,3 +320,52 @@ TEST_CASE("graph passes: level names parse", "[unit][graph_passes]") {
   CHECK(!parse_optimization_level("max"));
   CHECK(std::string(optimization_level_name(OptimizationLevel::Basic)) == "basic");
 }
+
+TEST_CASE("graph passes: a convolution chain runs channels-last with transposes only at its edges",
+          "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, 3, 8, 8]) -> (y, side) {
+  const w1: f32[4, 3, 1, 1] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+  const w2: f32[4, 4, 1, 1] = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+  const bias: f32[4, 1, 1] = [1, 2, 3, 4]
+  const half: f32[] = [0.5]
+  c1 = Conv(x, w1) "conv1"
+  r1 = Relu(c1)
+  p1 = MaxPool(r1) {kernel_shape = [2, 2], strides = [2, 2]}
+  c2 = Conv(p1, w2) "conv2"
+  s = Add(c2, p1)
+  b = Add(s, bias)
+  m = Mul(b, half)
+  g = GlobalAveragePool(m)
+  y = Flatten(g)
+  side = Sigmoid(p1)
+}
+)";
+  OptimizeResult r = optimize(text);
+  const Graph& g = *r.graph;
+  // 2 Conv, Relu, MaxPool, 2 Add, Mul, GlobalAveragePool, Sigmoid.
+  CHECK(record(r, "channels_last").changes == 9);
+  // One transpose in, one out after the mean, one out for the Sigmoid's graph output.
+  CHECK(count(g, OpKind::Transpose) == 3);
+  CHECK(count(g, OpKind::GlobalAveragePool) == 0);
+  CHECK(count(g, OpKind::ReduceMean) == 1);
+  for (const Node& n : g.nodes())
+    if (n.op == OpKind::Conv || n.op == OpKind::MaxPool) CHECK(std::get<std::int64_t>(n.attrs.at("channels_last")) == 1);
+  CHECK(g.value(*g.find_value("y")).type.to_string() == "f32[N, 4]");
+  CHECK(g.value(*g.find_value("side")).type.to_string() == "f32[N, 4, 4, 4]");
+  // The per-channel bias became a [C] vector that broadcasts over [N, H, W, C].
+  CHECK(g.value(*g.find_value("bias_channels_last")).type.to_string() == "f32[4]");
+}
+
+TEST_CASE("graph passes: Conv's channels_last attribute is refused from ONNX files' point of view, kept in text",
+          "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[2, 5, 5, 3]) -> (y) {
+  const w: f32[4, 3, 3, 3] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108]
+  y = Conv(x, w) {channels_last = 1, pads = [1, 1, 1, 1], strides = [2, 2]}
+}
+)";
+  std::shared_ptr<Graph> g = parse_graph(text, "<test>");
+  CHECK(g->value(*g->find_value("y")).type.to_string() == "f32[2, 3, 3, 4]");
+  CHECK(op_schema(OpKind::Conv).attrs.back().internal);
+}

@@ -132,6 +132,11 @@ TEST_CASE("onnx errors: attributes the IR does not have", "[unit][onnx]") {
   auto relu = model(graph("g", {node("Relu", {"x"}, {"y"}, {attr_int("bogus", 1)}, "r")}, {value("x", kFloat, {2})},
                           {unshaped("y", kFloat)}));
   CHECK_THAT(import_error(bytes(relu)), Catch::Contains("node 'r' (Relu): unknown attribute 'bogus'"));
+  // Attributes only graph passes set are not part of any ONNX op.
+  auto pool = model(graph("g", {node("MaxPool", {"x"}, {"y"}, {attr_ints("kernel_shape", {2, 2}),
+                                                                attr_int("channels_last", 1)}, "p")},
+                          {value("x", kFloat, {1, 2, 4, 4})}, {unshaped("y", kFloat)}));
+  CHECK_THAT(import_error(bytes(pool)), Catch::Contains("node 'p' (MaxPool): unknown attribute 'channels_last'"));
   onnx::ModelProto lstm = lstm_model();
   *lstm.mutable_graph()->mutable_node(0)->add_attribute() = attr_floats("activation_alpha", {0.5f});
   CHECK_THAT(import_error(bytes(lstm)), Catch::Contains("node 'lstm' (LSTM): attribute 'activation_alpha'"));

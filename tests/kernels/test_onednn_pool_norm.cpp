@@ -343,10 +343,12 @@ TEST_CASE("oneDNN GRU leaves clip and short sequences to the reference", "[unit]
   CHECK_THROWS_AS(k::gru(p, x, w_wrong, r, nullptr, nullptr, nullptr, &y, &y_h), canary::Error);
 }
 
-TEST_CASE("oneDNN ReduceSum and ReduceMean match the reference for any axes", "[unit][differential][onednn]") {
+TEST_CASE("oneDNN ReduceSum and ReduceMean match the reference where the reduced dims end the shape",
+          "[unit][differential][onednn]") {
   std::mt19937 rng(2718);
   const Shape shape{2, 3, 5, 4};
-  const std::vector<std::vector<std::int64_t>> axes_sets = {{2, 3}, {-1}, {0}, {1}, {0, 2}, {1, 3}, {}, {0, 1, 2, 3}};
+  // Merged: [6, 20] -> [6, 1]; [30, 4] -> [30, 1]; all; and [2, 3, 20] -> [2, 1, 1] with the size-1 dim kept.
+  const std::vector<std::vector<std::int64_t>> axes_sets = {{2, 3}, {-1}, {}, {0, 1, 2, 3}, {1, 2, 3}};
   for (k::ReduceOp op : {k::ReduceOp::Sum, k::ReduceOp::Mean})
     for (const auto& axes : axes_sets)
       for (bool keepdims : {true, false}) {
@@ -376,6 +378,8 @@ TEST_CASE("oneDNN reductions leave Max, bad axes, empty inputs and no-op axes to
   p.axes = {2};
   CHECK_FALSE(k::onednn_reduce(p, x, y));
   p.axes = {1, -1};
+  CHECK_FALSE(k::onednn_reduce(p, x, y));
+  p.axes = {0};  // not the innermost dim: oneDNN 2.6 would loop in its reference kernel
   CHECK_FALSE(k::onednn_reduce(p, x, y));
   p.axes = {};
   p.noop_with_empty_axes = true;

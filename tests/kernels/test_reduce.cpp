@@ -164,3 +164,41 @@ TEST_CASE("layer norm rejects mismatched scale and bad axis", "[unit][reduce]") 
   require_error([&] { layer_norm({-1, 1e-5}, x, Tensor::empty(DType::F64, {3}), nullptr, y, nullptr, nullptr); },
                 ErrorKind::Input, {"LayerNormalization"});
 }
+
+TEST_CASE("reductions over one run of dims sum in the same order as a per-element walk, bit for bit",
+          "[unit][reduce]") {
+  // The reference walks [outer, reduced, inner] row by row when the reduced
+  // dims are contiguous (ignoring size-1 dims); each output still takes its
+  // terms in ascending order, so the double sums match a naive loop exactly.
+  const Shape shape{3, 1, 4, 5, 6};
+  std::vector<double> values(3 * 4 * 5 * 6);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(static_cast<double>(i) * 1.7) * 1e3 + 0.1;
+  const Tensor x = Tensor::from_vector<double>(values, shape);
+  const std::vector<std::vector<std::int64_t>> axes_sets = {{2}, {2, 3}, {3, 4}, {0}, {1, 2}, {0, 2}, {2, 4}};
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max}) {
+    for (const auto& axes : axes_sets) {
+      INFO("axes " << shape_to_string(axes));
+      std::vector<bool> reduced(shape.size(), false);
+      for (std::int64_t a : axes) reduced[static_cast<std::size_t>(a)] = true;
+      // Naive: every element in index order into its output slot.
+      Shape kept;
+      for (std::size_t d = 0; d < shape.size(); ++d) kept.push_back(reduced[d] ? 1 : shape[d]);
+      const double init = op == ReduceOp::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+      std::vector<double> want(static_cast<std::size_t>(checked_numel(kept)), init);
+      std::vector<std::int64_t> at(shape.size(), 0);
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        std::int64_t slot = 0;
+        for (std::size_t d = 0; d < shape.size(); ++d) slot = slot * kept[d] + (reduced[d] ? 0 : at[d]);
+        double& s = want[static_cast<std::size_t>(slot)];
+        s = op == ReduceOp::Max ? std::max(s, values[i]) : s + values[i];
+        for (std::size_t d = shape.size(); d-- > 0;) {
+          if (++at[d] < shape[d]) break;
+          at[d] = 0;
+        }
+      }
+      Tensor y;
+      reduce({op, axes, true, false}, x, y);
+      CHECK(values_of<double>(y) == want);
+    }
+  }
+}

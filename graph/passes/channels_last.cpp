@@ -1,0 +1,233 @@
+// Channels-last layout through convolution chains.
+//
+// oneDNN's direct convolution kernels read and write [N, H, W, C]; on the
+// model's [N, C, H, W] tensors every Conv pays two reorders, which on
+// MobileNet- and ResNet-like nets cost as much as the convolutions. This pass
+// gives every 2-D f32 Conv a channels-last twin (the Conv with
+// channels_last = 1, fed by a Transpose to [N, H, W, C]) and then carries the
+// layout forward through the ops that do not care where the channel axis is:
+// unary elementwise ops, binary ones whose other operand is a twin, a scalar
+// or a per-channel constant, MaxPool/AveragePool (channels_last = 1),
+// GlobalAveragePool (a ReduceMean over H and W) and Concat along channels.
+// Every converted value also gets a Transpose back to [N, C, H, W] for the
+// readers that stay channels-first; the rebuild drops the ones nobody reads,
+// so transposes remain only at the edges of each region. Like ONNX Runtime's
+// NCHWc transformer, with oneDNN's own channels-last layout instead of a
+// blocked one (channel counts need no padding).
+#include "graph/passes/passes.h"
+
+#include <map>
+
+namespace canary::graph::passes {
+namespace {
+
+const std::vector<std::int64_t> kToLast{0, 2, 3, 1};
+const std::vector<std::int64_t> kToFirst{0, 3, 1, 2};
+
+bool is_f32_rank4(const ValueType& t) { return t.dtype == DType::F32 && t.rank() == 4; }
+
+ValueType permuted(const ValueType& t, const std::vector<std::int64_t>& perm) {
+  ValueType out{t.dtype, {}};
+  for (std::int64_t p : perm) out.shape.push_back(t.shape[static_cast<std::size_t>(p)]);
+  return out;
+}
+
+bool is_unary_elementwise(OpKind op) {
+  switch (op) {
+    case OpKind::Relu: case OpKind::Clip: case OpKind::LeakyRelu: case OpKind::HardSigmoid:
+    case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Abs: case OpKind::Neg: case OpKind::Exp:
+    case OpKind::Erf: case OpKind::Gelu: case OpKind::Softplus: case OpKind::Sqrt: case OpKind::Log:
+    case OpKind::Reciprocal: case OpKind::Floor: case OpKind::Ceil: case OpKind::Round: case OpKind::Sign:
+      return true;
+    default: return false;
+  }
+}
+
+bool is_binary_elementwise(OpKind op) {
+  return op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul || op == OpKind::Div || op == OpKind::Max ||
+         op == OpKind::Min;
+}
+
+class ChannelsLast {
+ public:
+  explicit ChannelsLast(PassContext& ctx) : ctx_(ctx), edit_(ctx.edit) {}
+
+  void run() {
+    const std::size_t count = edit_.graph().nodes().size();
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const NodeId n{i};
+      if (edit_.removed(n)) continue;
+      const Node node = edit_.graph().node(n);  // a copy: adding nodes moves the table
+      if (node.outputs.empty() || !node.outputs[0].valid()) continue;
+      if (convert(n, node)) {
+        edit_.remove_node(n);
+        edit_.count_change();
+      }
+    }
+    if (converted_ > 0)
+      ctx_.details.push_back(std::to_string(converted_) + " ops channels-last, " + std::to_string(convs_) +
+                             " of them Conv");
+  }
+
+ private:
+  // Converts one node when its op and inputs allow; true when it did.
+  bool convert(NodeId n, const Node& node) {
+    const ValueType& out = edit_.graph().value(node.outputs[0]).type;
+    if (node.op == OpKind::Conv) return convert_conv(node);
+    if (!is_f32_rank4(out) && node.op != OpKind::GlobalAveragePool) return false;
+    if (is_unary_elementwise(node.op)) return convert_unary(node);
+    if (is_binary_elementwise(node.op) && node.inputs.size() == 2) return convert_binary(node);
+    if (node.op == OpKind::MaxPool || node.op == OpKind::AveragePool) return convert_pool(node);
+    if (node.op == OpKind::GlobalAveragePool) return convert_global_pool(node);
+    if (node.op == OpKind::Concat) return convert_concat(node);
+    (void)n;
+    return false;
+  }
+
+  // The channels-last twin of v, if it has one.
+  ValueId twin(ValueId v) const {
+    auto it = twins_.find(edit_.current(v).index);
+    return it == twins_.end() ? ValueId::none() : it->second;
+  }
+
+  // v's twin, made by a Transpose when v has none yet.
+  ValueId to_last(ValueId v) {
+    if (ValueId t = twin(v); t.valid()) return t;
+    const ValueId from = edit_.current(v);
+    const ValueInfo& info = edit_.graph().value(from);
+    const ValueType type = permuted(info.type, kToLast);
+    const std::string name = info.name + "_to_channels_last";
+    const NodeId n = edit_.add_node(OpKind::Transpose, name, {from}, {name}, {type}, {{"perm", kToLast}});
+    const ValueId t = edit_.graph().node(n).outputs[0];
+    twins_[from.index] = t;
+    return t;
+  }
+
+  // Adds the channels-last version of `node` (same op unless `op` says
+  // otherwise) and the Transpose back that its old readers read instead.
+  bool emit(const Node& node, std::vector<ValueId> inputs, Attributes attrs, OpKind op) {
+    const ValueId y = node.outputs[0];
+    const ValueInfo& info = edit_.graph().value(y);
+    const ValueType first_type = info.type;
+    const ValueType last_type = op == OpKind::ReduceMean
+                                    ? ValueType{first_type.dtype, {first_type.shape[0], 1, 1, first_type.shape[1]}}
+                                    : permuted(first_type, kToLast);
+    const std::string base = info.name;
+    const NodeId converted = edit_.add_node(op, node.name, std::move(inputs), {base + "_channels_last"},
+                                            {last_type}, std::move(attrs));
+    const ValueId yl = edit_.graph().node(converted).outputs[0];
+    const std::string back_name = base + "_to_channels_first";
+    const NodeId back = edit_.add_node(OpKind::Transpose, back_name, {yl}, {back_name}, {first_type},
+                                       {{"perm", kToFirst}});
+    const ValueId yf = edit_.graph().node(back).outputs[0];
+    if (!edit_.can_replace(y, yf)) return false;
+    edit_.replace(y, yf);
+    twins_[yf.index] = yl;
+    ++converted_;
+    return true;
+  }
+
+  bool convert_conv(const Node& node) {
+    const ValueType& x = edit_.graph().value(node.inputs[0]).type;
+    const Tensor* w = edit_.constant(node.inputs[1]);
+    if (!is_f32_rank4(x) || w == nullptr || w->rank() != 4) return false;
+    if (auto it = node.attrs.find("channels_last"); it != node.attrs.end() && std::get<std::int64_t>(it->second))
+      return false;
+    std::vector<ValueId> inputs = node.inputs;
+    inputs[0] = to_last(node.inputs[0]);
+    Attributes attrs = node.attrs;
+    attrs["channels_last"] = std::int64_t{1};
+    if (!emit(node, std::move(inputs), std::move(attrs), OpKind::Conv)) return false;
+    ++convs_;
+    return true;
+  }
+
+  bool convert_unary(const Node& node) {
+    const ValueId t = twin(node.inputs[0]);
+    if (!t.valid()) return false;
+    for (std::size_t i = 1; i < node.inputs.size(); ++i)  // Clip's bounds: scalars
+      if (node.inputs[i].valid() && edit_.graph().value(edit_.current(node.inputs[i])).type.rank() > 0) return false;
+    std::vector<ValueId> inputs = node.inputs;
+    inputs[0] = t;
+    return emit(node, std::move(inputs), node.attrs, node.op);
+  }
+
+  // A constant operand in the channels-last layout: a single value as it
+  // is, a per-channel vector ([C, 1, 1] or [1, C, 1, 1]) as [C]; none otherwise.
+  ValueId constant_operand(ValueId v, std::int64_t channels) {
+    const Tensor* c = edit_.constant(v);
+    if (c == nullptr) return ValueId::none();
+    if (c->numel() == 1) return edit_.current(v);
+    const Shape& s = c->shape();
+    const bool per_channel = c->numel() == channels && s.size() >= 3 && s.size() <= 4 &&
+                             s[s.size() - 3] == channels && s[s.size() - 2] == 1 && s[s.size() - 1] == 1;
+    if (!per_channel) return ValueId::none();
+    auto it = vectors_.find(edit_.current(v).index);
+    if (it != vectors_.end()) return it->second;
+    const ValueId vec = edit_.add_constant(edit_.graph().value(edit_.current(v)).name + "_channels_last",
+                                           c->reshaped(std::vector<std::int64_t>{channels}));
+    vectors_[edit_.current(v).index] = vec;
+    return vec;
+  }
+
+  bool convert_binary(const Node& node) {
+    const Dim& c = edit_.graph().value(node.outputs[0]).type.shape[1];
+    if (!c.is_constant()) return false;
+    std::vector<ValueId> inputs;
+    bool any_twin = false;
+    for (ValueId v : node.inputs) {
+      ValueId t = twin(v);
+      any_twin = any_twin || t.valid();
+      if (!t.valid()) {
+        t = constant_operand(v, c.value());
+      } else if (!(edit_.graph().value(edit_.current(v)).type.shape == edit_.graph().value(node.outputs[0]).type.shape)) {
+        return false;  // a broadcast twin: the output's layout would not follow
+      }
+      if (!t.valid()) return false;
+      inputs.push_back(t);
+    }
+    if (!any_twin) return false;
+    return emit(node, std::move(inputs), node.attrs, node.op);
+  }
+
+  bool convert_pool(const Node& node) {
+    const ValueId t = twin(node.inputs[0]);
+    if (!t.valid() || (node.outputs.size() > 1 && node.outputs[1].valid())) return false;
+    Attributes attrs = node.attrs;
+    attrs["channels_last"] = std::int64_t{1};
+    return emit(node, {t}, std::move(attrs), node.op);
+  }
+
+  bool convert_global_pool(const Node& node) {
+    const ValueId t = twin(node.inputs[0]);
+    if (!t.valid() || edit_.graph().value(node.outputs[0]).type.rank() != 4) return false;
+    Attributes attrs{{"axes", std::vector<std::int64_t>{1, 2}}, {"keepdims", std::int64_t{1}}};
+    return emit(node, {t}, std::move(attrs), OpKind::ReduceMean);
+  }
+
+  bool convert_concat(const Node& node) {
+    const std::int64_t axis = std::get<std::int64_t>(node.attrs.at("axis"));
+    if (axis != 1 && axis != -3) return false;
+    std::vector<ValueId> inputs;
+    for (ValueId v : node.inputs) {
+      const ValueId t = twin(v);
+      if (!t.valid()) return false;
+      inputs.push_back(t);
+    }
+    Attributes attrs = node.attrs;
+    attrs["axis"] = std::int64_t{3};
+    return emit(node, std::move(inputs), std::move(attrs), OpKind::Concat);
+  }
+
+  PassContext& ctx_;
+  GraphEdit& edit_;
+  std::map<std::uint32_t, ValueId> twins_;    // value (as readers see it) -> its channels-last twin
+  std::map<std::uint32_t, ValueId> vectors_;  // per-channel constant -> its [C] form
+  int converted_ = 0, convs_ = 0;
+};
+
+}  // namespace
+
+void convert_to_channels_last(PassContext& ctx) { ChannelsLast(ctx).run(); }
+
+}  // namespace canary::graph::passes
