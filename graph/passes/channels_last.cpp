@@ -59,7 +59,7 @@ class ChannelsLast {
       if (edit_.removed(n)) continue;
       const Node node = edit_.graph().node(n);  // a copy: adding nodes moves the table
       if (node.outputs.empty() || !node.outputs[0].valid()) continue;
-      if (convert(n, node)) {
+      if (convert(node)) {
         edit_.remove_node(n);
         edit_.count_change();
       }
@@ -71,7 +71,7 @@ class ChannelsLast {
 
  private:
   // Converts one node when its op and inputs allow; true when it did.
-  bool convert(NodeId n, const Node& node) {
+  bool convert(const Node& node) {
     const ValueType& out = edit_.graph().value(node.outputs[0]).type;
     if (node.op == OpKind::Conv) return convert_conv(node);
     if (!is_f32_rank4(out) && node.op != OpKind::GlobalAveragePool) return false;
@@ -80,7 +80,6 @@ class ChannelsLast {
     if (node.op == OpKind::MaxPool || node.op == OpKind::AveragePool) return convert_pool(node);
     if (node.op == OpKind::GlobalAveragePool) return convert_global_pool(node);
     if (node.op == OpKind::Concat) return convert_concat(node);
-    (void)n;
     return false;
   }
 

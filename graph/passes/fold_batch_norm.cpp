@@ -71,6 +71,19 @@ std::int64_t int_attr(const Node& node, const char* name, std::int64_t fallback)
 
 bool is_float(const Tensor* t, DType dtype) { return t != nullptr && t->dtype() == dtype && (dtype == DType::F32 || dtype == DType::F64); }
 
+// Points a Conv's or Gemm's weights (input 1) and bias (input 2) at new
+// constants holding the folded values, named after the node.
+void install_folded(GraphEdit& edit, NodeId id, const char* fallback, DType dtype, const Shape& w_shape,
+                    const std::vector<double>& weights, const std::vector<double>& bias) {
+  const std::string& name = edit.graph().node(id).name;
+  const std::string base = name.empty() ? fallback : name;
+  const Shape b_shape{static_cast<std::int64_t>(bias.size())};
+  const ValueId new_w = edit.add_constant(base + "_bn_weight", make_tensor(dtype, w_shape, weights));
+  const ValueId new_b = edit.add_constant(base + "_bn_bias", make_tensor(dtype, b_shape, bias));
+  edit.set_input(id, 1, new_w);
+  edit.set_input(id, 2, new_b);
+}
+
 // Folds into a Conv: scales each output map's weights and bias.
 bool fold_into_conv(GraphEdit& edit, NodeId conv_id, const ChannelAffine& a, DType dtype) {
   const Node& conv = edit.graph().node(conv_id);
@@ -86,12 +99,7 @@ bool fold_into_conv(GraphEdit& edit, NodeId conv_id, const ChannelAffine& a, DTy
     for (std::int64_t i = 0; i < per_map; ++i) weights[m * per_map + i] *= a.scale[m];
   std::vector<double> bias(maps);
   for (std::int64_t m = 0; m < maps; ++m) bias[m] = (b ? b->element_as_double(m) : 0.0) * a.scale[m] + a.shift[m];
-  const std::string base = conv.name.empty() ? "conv" : conv.name;
-  const Shape w_shape = w->shape();
-  const ValueId new_w = edit.add_constant(base + "_bn_weight", make_tensor(dtype, w_shape, weights));
-  const ValueId new_b = edit.add_constant(base + "_bn_bias", make_tensor(dtype, {maps}, bias));
-  edit.set_input(conv_id, 1, new_w);
-  edit.set_input(conv_id, 2, new_b);
+  install_folded(edit, conv_id, "conv", dtype, Shape(w->shape()), weights, bias);
   return true;
 }
 
@@ -118,12 +126,7 @@ bool fold_into_gemm(GraphEdit& edit, NodeId gemm_id, const ChannelAffine& a, DTy
     const double cv = c ? c->element_as_double(c->numel() == 1 ? 0 : col) : 0.0;
     bias[col] = beta * cv * a.scale[col] + a.shift[col];
   }
-  const std::string base = gemm.name.empty() ? "gemm" : gemm.name;
-  const Shape w_shape = w->shape();
-  const ValueId new_w = edit.add_constant(base + "_bn_weight", make_tensor(dtype, w_shape, weights));
-  const ValueId new_c = edit.add_constant(base + "_bn_bias", make_tensor(dtype, {n}, bias));
-  edit.set_input(gemm_id, 1, new_w);
-  edit.set_input(gemm_id, 2, new_c);
+  install_folded(edit, gemm_id, "gemm", dtype, Shape(w->shape()), weights, bias);
   edit.graph().node(gemm_id).attrs["beta"] = 1.0;
   return true;
 }
