@@ -254,23 +254,26 @@ std::shared_ptr<Graph> GraphEdit::rebuild() const {
     std::vector<std::pair<std::uint32_t, std::size_t>> stack{{root, 0}};
     state[root] = 1;
     while (!stack.empty()) {
-      auto& [n, next] = stack.back();
+      // Copies, not references: pushing onto the stack may move its elements.
+      const std::uint32_t n = stack.back().first;
+      std::size_t next = stack.back().second;
       const std::vector<ValueId> deps = dependencies(g.nodes()[n]);
-      bool pushed = false;
-      while (next < deps.size() && !pushed) {
+      NodeId unplaced;
+      while (next < deps.size() && !unplaced.valid()) {
         const NodeId p = g.value(deps[next++]).producer;
         if (!p.valid()) continue;
         if (removed_[p.index])
           throw Error(ErrorKind::Internal, "graph pass: node '" + g.nodes()[n].name +
                                                "' still reads an output of removed node '" + g.node(p).name + "'");
         if (state[p.index] == 1) throw Error(ErrorKind::Internal, "graph pass: the rewritten graph has a cycle");
-        if (state[p.index] == 0) {
-          state[p.index] = 1;
-          stack.emplace_back(p.index, 0);
-          pushed = true;
-        }
+        if (state[p.index] == 0) unplaced = p;
       }
-      if (pushed) continue;
+      stack.back().second = next;
+      if (unplaced.valid()) {
+        state[unplaced.index] = 1;
+        stack.emplace_back(unplaced.index, 0);
+        continue;
+      }
       state[n] = 2;
       plan.order.push_back(NodeId{n});
       stack.pop_back();
