@@ -153,14 +153,16 @@ std::int64_t matmul_result(Dims a, Dims b) {
   return product(Dims(dims, count));
 }
 
-// Conv [N, C, spatial...] * [M, C/g, k...]: N x M x each spatial dim over its stride.
+// Conv [N, C, spatial...] (or [N, spatial..., C] when channels_last) * [M, C/g, k...]:
+// N x M x each spatial dim over its stride.
 std::int64_t conv_result(const kernels::ConvParams& p, Dims x, Dims w) {
   if (x.size() < 3 || w.empty()) return -1;
   std::int64_t dims[2 + 8] = {x[0], w[0]};
   std::size_t count = 2;
-  for (std::size_t i = 2; i < x.size() && count < std::size(dims); ++i) {
-    const std::int64_t stride = i - 2 < p.strides.size() ? std::max<std::int64_t>(1, p.strides[i - 2]) : 1;
-    dims[count++] = (x[i] + stride - 1) / stride;
+  const std::size_t first_spatial = p.channels_last ? 1 : 2;
+  for (std::size_t s = 0; s + 2 < x.size() && count < std::size(dims); ++s) {
+    const std::int64_t stride = s < p.strides.size() ? std::max<std::int64_t>(1, p.strides[s]) : 1;
+    dims[count++] = (x[first_spatial + s] + stride - 1) / stride;
   }
   return product(Dims(dims, count));
 }
