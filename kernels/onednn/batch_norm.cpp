@@ -13,6 +13,7 @@
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
 namespace {
@@ -59,6 +60,7 @@ bool onednn_batch_norm(const BatchNormParams& p, const Tensor& x, const Tensor& 
   const float epsilon = static_cast<float>(p.epsilon);
   if (!(epsilon >= 0.f)) return false;  // negative or NaN: leave it to the reference
   const std::int64_t plane = x.numel() / (batch * channels);
+  const onednn::SerialWhenSmall threads(static_cast<double>(x.numel()), onednn::kParallelMinElements);
   PrimitiveKey key(PrimitiveKind::BatchNorm);
   for (std::int64_t v : {batch, channels, plane}) key.push(v);
   key.push_double(epsilon);

@@ -24,6 +24,7 @@
 #include "kernels/onednn/epilogue.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
 namespace {
@@ -230,6 +231,14 @@ onednn::BlockedConvShape blocked_shape(const ConvPlan& g, const Tensor& x, const
   return s;
 }
 
+// Multiply-adds of a planned convolution, counted twice: every output sums
+// one output channel's weights times inputs.
+double conv_flops(const ConvPlan& g, const Tensor& w) {
+  double outputs = 1.0;
+  for (std::int64_t d : g.out_shape()) outputs *= static_cast<double>(d);
+  return 2.0 * outputs * static_cast<double>(w.numel() / g.out_channels);
+}
+
 // Runs a planned convolution with x and w of encoding e into y: on the tiled
 // path where it applies, else on oneDNN's blocked layouts (f32), else on
 // plain layouts; false when the key does not fit, throws dnnl::error.
@@ -268,6 +277,7 @@ bool channels_last_conv(const ConvParams& p, const Tensor& x, const Tensor& w, c
   if (g.batch == 0 || g.out_channels == 0 || x.numel() == 0 || w.numel() == 0) return false;
   if (!onednn::epilogue_applies(epilogue, {&x, &w, w.numel() / g.out_channels, 1.0, b, 1.0, weights_are_constant}))
     return false;
+  const onednn::SerialWhenSmall threads(conv_flops(g, w));
   PrimitiveKey key = conv_key(g, dims, w, OperandEncoding::F32, epilogue);
   key.push(1);  // channels-last buffers
   if (!key.valid()) return false;
@@ -305,6 +315,7 @@ bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Te
   if (x.numel() == 0 || w.numel() == 0) return false;  // empty sums: the reference writes the bias
   if (!onednn::epilogue_applies(epilogue, {&x, &w, w.numel() / g.out_channels, 1.0, b, 1.0, weights_are_constant}))
     return false;
+  const onednn::SerialWhenSmall threads(conv_flops(g, w));
   return onednn::run_with_encoding(onednn::current_operand_encoding(), [&](OperandEncoding e) {
     return run_conv(g, x, w, b, y, weights_are_constant, e, epilogue);
   });

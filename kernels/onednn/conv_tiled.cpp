@@ -2,17 +2,22 @@
 #include "kernels/onednn/conv_tiled.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/epilogue.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels::onednn {
 namespace {
@@ -191,25 +196,87 @@ void run_tiles(TiledConv& t, TilePrimitive& p, const TiledConvShape& s, const fl
   scatter_tiles(s, static_cast<const float*>(p.dst.get_data_handle()), tiles_per_seq, first, p.tiles, y);
 }
 
+// Runs tiles [begin, end) through the thread's group and single-tile primitives.
+void run_tile_range(TiledConv& t, const TiledConvShape& s, const float* x, const Tensor* b, std::int64_t tiles_per_seq,
+                    std::int64_t begin, std::int64_t end, float* y) {
+  for (std::int64_t first = begin; first < end;) {
+    TilePrimitive& p = end - first >= kGroupTiles ? t.group : t.single;
+    run_tiles(t, p, s, x, b, tiles_per_seq, first, y);
+    first += p.tiles;
+  }
+}
+
+// Multiply-adds of all tiles, counted twice.
+double tiled_flops(const TiledConvShape& s, std::int64_t tiles) {
+  return 2.0 * static_cast<double>(tiles * kTileOut) * static_cast<double>(s.out_channels * s.channels * s.kernel);
+}
+
+// Threads worth splitting `tiles` tiles over: whole groups per thread, and
+// enough work that a second thread pays for waking.
+int tile_threads(const TiledConvShape& s, std::int64_t tiles) {
+  const int available = current_threads();
+  if (available <= 1 || omp_in_parallel() || tiled_flops(s, tiles) < kParallelMinFlops) return 1;
+  return static_cast<int>(std::min<std::int64_t>(available, tiles / kGroupTiles));
+}
+
+// Splits the tiles over `threads` OpenMP threads, each running its share
+// (whole groups, the remainder on the last) through its own single-threaded
+// primitives and buffers: oneDNN splitting one group of 8 small tiles over
+// two threads costs more than it saves. False when a thread's convolution
+// has no fast kernel or oneDNN failed (the caller then runs the plain path,
+// which rewrites all of y).
+bool run_tiles_parallel(const TiledConvShape& s, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                        bool weights_are_constant, std::int64_t tiles_per_seq, std::int64_t total, int threads) {
+  const std::int64_t groups = total / kGroupTiles;
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+#pragma omp parallel num_threads(threads)
+  {
+    const int i = omp_get_thread_num(), n = omp_get_num_threads();
+    const std::int64_t begin = groups * i / n * kGroupTiles;
+    const std::int64_t end = i + 1 == n ? total : groups * (i + 1) / n * kGroupTiles;
+    try {
+      const OnednnThreadScope one_thread(1);
+      TiledConv& t = tiled_conv_for(s);
+      if (!t.usable) {
+        failed = true;
+      } else {
+        load_weights(t, s, w, weights_are_constant);
+        run_tile_range(t, s, x.data<float>(), b, tiles_per_seq, begin, end, y.data<float>());
+      }
+    } catch (const dnnl::error&) {
+      failed = true;
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+      failed = true;
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  return !failed;
+}
+
 }  // namespace
 
 bool tiled_conv1d(const TiledConvShape& s, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
                   bool weights_are_constant) {
+  const std::int64_t tiles_per_seq = (s.out + kTileOut - 1) / kTileOut;
+  const std::int64_t total = s.batch * tiles_per_seq;
+  const std::int64_t out_dims[3] = {s.batch, s.out_channels, s.out};
+  const int threads = tile_threads(s, total);
+  if (threads > 1) {
+    y.reset(DType::F32, out_dims);
+    if (!run_tiles_parallel(s, x, w, b, y, weights_are_constant, tiles_per_seq, total, threads)) return false;
+    ++thread_tiled_convs().calls;
+    return true;
+  }
   TiledConv& t = tiled_conv_for(s);
   if (!t.usable) return false;
   ++thread_tiled_convs().calls;
   load_weights(t, s, w, weights_are_constant);
-  const std::int64_t out_dims[3] = {s.batch, s.out_channels, s.out};
   y.reset(DType::F32, out_dims);
-  const std::int64_t tiles_per_seq = (s.out + kTileOut - 1) / kTileOut;
-  const std::int64_t total = s.batch * tiles_per_seq;
-  const float* xp = x.data<float>();
-  float* yp = y.data<float>();
-  for (std::int64_t first = 0; first < total;) {
-    TilePrimitive& p = total - first >= kGroupTiles ? t.group : t.single;
-    run_tiles(t, p, s, xp, b, tiles_per_seq, first, yp);
-    first += p.tiles;
-  }
+  run_tile_range(t, s, x.data<float>(), b, tiles_per_seq, 0, total, y.data<float>());
   return true;
 }
 

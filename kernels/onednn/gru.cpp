@@ -26,6 +26,7 @@
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
 #include "kernels/onednn/scratch_limit.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
 namespace {
@@ -44,6 +45,9 @@ struct GruPlan {
   bool y_transposed() const { return layout == 0 && directions == 2; }
   std::int64_t state_size() const { return directions * batch * hidden; }
   std::int64_t bias_gates() const { return linear_before_reset ? 4 : 3; }
+  // Flops of one step's recurrent product (3 gates): the serial part, which
+  // decides whether a second thread pays.
+  double step_flops() const { return 6.0 * static_cast<double>(directions * batch) * static_cast<double>(hidden * hidden); }
 };
 
 // Per-thread buffers for converted weights, zero states and transposed values.
@@ -240,6 +244,7 @@ bool onednn_gru(const GruParams& p, const Tensor& x, const Tensor& w, const Tens
   // Without a directly written y the sequence goes to scratch; the reference needs none.
   if (!(y && !g.y_transposed()) && !onednn::scratch_fits_limit({g.seq, g.batch, g.directions, g.hidden}))
     return false;
+  const onednn::SerialWhenSmall threads(g.step_flops());
   PrimitiveKey key(PrimitiveKind::Gru);
   for (std::int64_t v : {g.seq, g.batch, g.input, g.hidden, g.layout, static_cast<std::int64_t>(g.direction),
                          static_cast<std::int64_t>(g.linear_before_reset)})

@@ -18,6 +18,7 @@
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
 namespace {
@@ -142,6 +143,7 @@ bool onednn_layer_norm(const LayerNormParams& p, const Tensor& x, const Tensor& 
   LayerNormPlan g;
   if (!plan_layer_norm(p, x, scale, bias, g)) return false;
   g.stats = mean != nullptr || inv_std != nullptr;
+  const onednn::SerialWhenSmall threads(static_cast<double>(x.numel()), onednn::kParallelMinElements);
   PrimitiveKey key(PrimitiveKind::LayerNorm);
   for (std::int64_t v : {g.outer, g.channels, std::int64_t(g.has_bias), std::int64_t(g.stats)}) key.push(v);
   key.push_double(g.epsilon);

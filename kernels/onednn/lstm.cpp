@@ -31,6 +31,7 @@
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
 #include "kernels/onednn/scratch_limit.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
 namespace {
@@ -53,6 +54,9 @@ struct LstmPlan {
   // Bidirectional layout-0 Y [T, 2, B, H] differs from oneDNN's concatenated [T, B, 2H].
   bool y_transposed() const { return layout == 0 && directions == 2; }
   std::int64_t state_size() const { return directions * batch * hidden; }
+  // Flops of one step's recurrent product (4 gates): the serial part, which
+  // decides whether a second thread pays.
+  double step_flops() const { return 8.0 * static_cast<double>(directions * batch) * static_cast<double>(hidden * hidden); }
 };
 
 // Per-thread buffers for per-call converted weights, zero states and transposed values.
@@ -291,6 +295,7 @@ bool onednn_lstm(const LstmParams& p, const Tensor& x, const Tensor& w, const Te
   // Without a directly written y the sequence goes to scratch; the reference needs none.
   if (!(y && !g.y_transposed()) && !onednn::scratch_fits_limit({g.seq, g.batch, g.directions, g.hidden}))
     return false;
+  const onednn::SerialWhenSmall threads(g.step_flops());
   PrimitiveKey key(PrimitiveKind::Lstm);
   for (std::int64_t v : {g.seq, g.batch, g.input, g.hidden, g.layout, static_cast<std::int64_t>(g.direction)})
     key.push(v);

@@ -24,6 +24,7 @@
 #include "kernels/onednn/epilogue.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
 namespace {
@@ -49,6 +50,12 @@ struct MatmulPlan {
   std::span<const std::int64_t> b_dims() const { return {b.data(), rank}; }
   std::span<const std::int64_t> y_dims() const { return {y.data(), rank}; }
   std::span<const std::int64_t> out_shape() const { return {out.data(), out_rank}; }
+  // Multiply-adds of the product, counted twice: every y element sums k products.
+  double flops() const {
+    double n = 2.0 * static_cast<double>(k);
+    for (std::size_t i = 0; i < rank; ++i) n *= static_cast<double>(y[i]);
+    return n;
+  }
 };
 
 // Copies `shape` right-aligned into the first `rank` entries of `dims`, padding with 1s.
@@ -308,6 +315,7 @@ bool onednn_matmul_add(const Tensor& a, const Tensor& b, const Tensor& addend, T
   if (has_zero_dim(p.y_dims()) || p.k == 0) return false;  // the reference handles empty products
   // The addend takes C's place in the finiteness check (Relu and Clip post-ops).
   if (!onednn::epilogue_applies(epilogue, {&a, &b, p.k, 1.0, &addend, 1.0})) return false;
+  const onednn::SerialWhenSmall threads(p.flops());
   return onednn::run_with_encoding(onednn::current_operand_encoding(), [&](OperandEncoding e) {
     return run_matmul_add(p, a, b, addend, dims, y, e, epilogue);
   });
@@ -325,6 +333,7 @@ bool onednn_matmul(const Tensor& a, const Tensor& b, Tensor& y, const Epilogue& 
   }
   if (p.k == 0) return false;  // all-zero output: the reference fills it
   if (!onednn::epilogue_applies(epilogue, {&a, &b, p.k})) return false;
+  const onednn::SerialWhenSmall threads(p.flops());
   return onednn::run_with_encoding(onednn::current_operand_encoding(),
                                    [&](OperandEncoding e) { return run_matmul(p, a, b, y, e, epilogue); });
 }
@@ -344,6 +353,7 @@ bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Te
   }
   if (g.k == 0) return false;
   if (!onednn::epilogue_applies(epilogue, {&a, &b, g.k, p.alpha, g.use_c ? c : nullptr, p.beta})) return false;
+  const onednn::SerialWhenSmall threads(2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k));
   return onednn::run_with_encoding(onednn::current_operand_encoding(),
                                    [&](OperandEncoding e) { return run_gemm(p, g, a, b, c, y, e, epilogue); });
 }

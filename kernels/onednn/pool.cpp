@@ -22,6 +22,7 @@
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
 namespace {
@@ -226,6 +227,7 @@ bool onednn_pool(const PoolParams& p, const Tensor& x, Tensor& y) {
   const Tensor dims = p.channels_last ? onednn::channels_first_view(x) : x;
   PoolPlan g;
   if (!plan_pool(p, dims, g) || !onednn::dense_size_fits(g.out_shape())) return false;
+  const onednn::SerialWhenSmall threads(static_cast<double>(x.numel()), onednn::kParallelMinElements);
   PrimitiveKey key = pool_key(p, g, dims);
   key.push(p.channels_last);
   if (!key.valid()) return false;
@@ -248,6 +250,7 @@ bool onednn_global_average_pool(const Tensor& x, Tensor& y) {
   if (x.dtype() != DType::F32 || &x == &y || x.rank() < 3 || x.numel() == 0) return false;
   const std::int64_t planes = x.dim(0) * x.dim(1);
   const std::int64_t plane_size = x.numel() / planes;
+  const onednn::SerialWhenSmall threads(static_cast<double>(x.numel()), onednn::kParallelMinElements);
   PrimitiveKey key(PrimitiveKind::GlobalAveragePool);
   key.push(planes);
   key.push(plane_size);

@@ -16,6 +16,7 @@
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
 namespace {
@@ -85,6 +86,7 @@ bool onednn_reduce(const ReduceParams& p, const Tensor& x, Tensor& y) {
   if (m.src.size() > DNNL_MAX_NDIMS || m.dst.back() != 1) return false;
   const dnnl::algorithm algorithm =
       p.op == ReduceOp::Mean ? dnnl::algorithm::reduction_mean : dnnl::algorithm::reduction_sum;
+  const onednn::SerialWhenSmall threads(static_cast<double>(x.numel()), onednn::kParallelMinElements);
   PrimitiveKey key(PrimitiveKind::Reduce);
   key.push(static_cast<std::int64_t>(p.op));
   key.push_list(m.src);

@@ -18,6 +18,7 @@
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
 namespace {
@@ -77,6 +78,7 @@ bool onednn_softmax(std::int64_t axis, const Tensor& x, Tensor& y) {
   for (std::int64_t d = a + 1; d < rank; ++d) inner *= x.dim(static_cast<int>(d));
   const std::int64_t dim = x.dim(static_cast<int>(a));
   if (needs_reference(x, outer, dim, inner)) return false;
+  const onednn::SerialWhenSmall threads(static_cast<double>(x.numel()), onednn::kParallelMinElements);
   PrimitiveKey key(PrimitiveKind::Softmax);
   for (std::int64_t v : {outer, dim, inner}) key.push(v);
   try {

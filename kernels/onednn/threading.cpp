@@ -15,6 +15,11 @@ namespace canary::kernels::onednn {
 // OpenMP's current thread count for the calling thread.
 int current_threads() { return omp_get_max_threads(); }
 
+// One thread for small work when the thread would otherwise use more.
+SerialWhenSmall::SerialWhenSmall(double work, double threshold) {
+  if (work < threshold && omp_get_max_threads() > 1) scope_.emplace(1);
+}
+
 }  // namespace canary::kernels::onednn
 
 namespace canary::kernels {

@@ -12,6 +12,7 @@
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
 
@@ -30,6 +31,7 @@ bool onednn_transpose(std::span<const std::int64_t> perm, const Tensor& x, Tenso
     out[i] = x.shape()[static_cast<std::size_t>(d)];
     strides[i] = dense[static_cast<std::size_t>(d)];
   }
+  const onednn::SerialWhenSmall threads(static_cast<double>(x.numel()), onednn::kParallelMinElements);
   onednn::PrimitiveKey key(onednn::PrimitiveKind::Transpose);
   key.push_list(x.shape());
   key.push_list(std::vector<std::int64_t>(perm.begin(), perm.end()));

@@ -11,6 +11,7 @@
 
 #include "canary/tensor.h"
 #include "kernels/onednn.h"
+#include "kernels/onednn/threading.h"
 #include "kernels/reference.h"
 #include "tests/kernels/random_tensors.h"
 
@@ -308,4 +309,23 @@ TEST_CASE("onednn primitive cache keeps at most its capacity, least recently use
   CHECK(k::onednn_cache_stats().size == 4);
   k::onednn_set_cache_capacity(k::kOnednnCacheCapacity);
   k::onednn_clear_cache();
+}
+
+TEST_CASE("onednn threads: small work runs on one thread, large work on the session's", "[unit][onednn]") {
+  const k::OnednnThreadScope two_threads(2);
+  REQUIRE(k::onednn::current_threads() == 2);
+  {
+    const k::onednn::SerialWhenSmall small(k::onednn::kParallelMinFlops / 2);
+    CHECK(k::onednn::current_threads() == 1);
+  }
+  CHECK(k::onednn::current_threads() == 2);
+  {
+    const k::onednn::SerialWhenSmall large(k::onednn::kParallelMinFlops * 2);
+    CHECK(k::onednn::current_threads() == 2);
+  }
+  {
+    const k::onednn::SerialWhenSmall few(1000.0, k::onednn::kParallelMinElements);
+    CHECK(k::onednn::current_threads() == 1);
+  }
+  CHECK(k::onednn::current_threads() == 2);
 }

@@ -84,3 +84,25 @@ TEST_CASE("tiled conv: a new constant weight buffer replaces the kept copy", "[u
     check_close(want, got);
   }
 }
+
+TEST_CASE("tiled conv: two threads split the tiles and agree with the reference", "[unit][differential][onednn]") {
+  std::mt19937 rng(59);
+  const k::OnednnThreadScope two_threads(2);
+  // 33 sequences of 200 outputs: 132 tiles, 16 whole groups and 4 single
+  // tiles, about 86 Mflop, so the tiles are split over both threads.
+  check_tiled(rng, 33, 32, 32, 200, 5, {}, true, true);
+  check_tiled(rng, 33, 32, 32, 200, 5, {}, true, false);
+  // Too few groups to split: the calling thread runs them all.
+  check_tiled(rng, 2, 32, 32, 130, 5, {}, false, true);
+  // Weights rewritten in place between parallel calls are read again by every thread.
+  const Tensor x = random_tensor(rng, {33, 32, 200});
+  Tensor w = random_tensor(rng, {32, 32, 5});
+  Tensor first, second, want;
+  k::ConvParams p;
+  REQUIRE(k::onednn_conv(p, x, w, nullptr, first, false));
+  float* wp = w.data<float>();
+  for (std::int64_t i = 0; i < w.numel(); ++i) wp[i] = -wp[i];
+  REQUIRE(k::onednn_conv(p, x, w, nullptr, second, false));
+  k::conv(p, x, w, nullptr, want);
+  check_close(want, second);
+}
