@@ -8,7 +8,9 @@
 // layout forward through the ops that do not care where the channel axis is:
 // unary elementwise ops, binary ones whose other operand is a twin, a scalar
 // or a per-channel constant, MaxPool/AveragePool (channels_last = 1),
-// GlobalAveragePool (a ReduceMean over H and W) and Concat along channels.
+// GlobalAveragePool (a ReduceMean over H and W), ReduceMean/ReduceSum/
+// ReduceMax over H and W (a [N, C] result needs no transpose back) and Concat
+// along channels.
 // Every converted value also gets a Transpose back to [N, C, H, W] for the
 // readers that stay channels-first; the rebuild drops the ones nobody reads,
 // so transposes remain only at the edges of each region. Like ONNX Runtime's
@@ -16,6 +18,7 @@
 // blocked one (channel counts need no padding).
 #include "graph/passes/passes.h"
 
+#include <algorithm>
 #include <map>
 
 namespace canary::graph::passes {
@@ -41,6 +44,10 @@ bool is_unary_elementwise(OpKind op) {
       return true;
     default: return false;
   }
+}
+
+bool is_spatial_reduce(OpKind op) {
+  return op == OpKind::ReduceMean || op == OpKind::ReduceSum || op == OpKind::ReduceMax;
 }
 
 bool is_binary_elementwise(OpKind op) {
@@ -74,6 +81,7 @@ class ChannelsLast {
   bool convert(const Node& node) {
     const ValueType& out = edit_.graph().value(node.outputs[0]).type;
     if (node.op == OpKind::Conv) return convert_conv(node);
+    if (is_spatial_reduce(node.op)) return convert_spatial_reduce(node);
     if (!is_f32_rank4(out) && node.op != OpKind::GlobalAveragePool) return false;
     if (is_unary_elementwise(node.op)) return convert_unary(node);
     if (is_binary_elementwise(node.op) && node.inputs.size() == 2) return convert_binary(node);
@@ -104,11 +112,14 @@ class ChannelsLast {
 
   // Adds the channels-last version of `node` (same op unless `op` says
   // otherwise) and the Transpose back that its old readers read instead.
+  // A spatial reduction's [N, C, 1, 1] is [N, 1, 1, C] channels-last; its
+  // [N, C] (keepdims = 0) is the same in both layouts and needs no transpose.
   bool emit(const Node& node, std::vector<ValueId> inputs, Attributes attrs, OpKind op) {
     const ValueId y = node.outputs[0];
     const ValueInfo& info = edit_.graph().value(y);
     const ValueType first_type = info.type;
-    const ValueType last_type = op == OpKind::ReduceMean
+    if (first_type.rank() == 2) return emit_same_layout(node, std::move(inputs), std::move(attrs), op);
+    const ValueType last_type = is_spatial_reduce(op)
                                     ? ValueType{first_type.dtype, {first_type.shape[0], 1, 1, first_type.shape[1]}}
                                     : permuted(first_type, kToLast);
     const std::string base = info.name;
@@ -122,6 +133,20 @@ class ChannelsLast {
     if (!edit_.can_replace(y, yf)) return false;
     edit_.replace(y, yf);
     twins_[yf.index] = yl;
+    ++converted_;
+    return true;
+  }
+
+  // Adds the channels-last version of a node whose result has no channel
+  // layout ([N, C]); its readers read it in place of the old result.
+  bool emit_same_layout(const Node& node, std::vector<ValueId> inputs, Attributes attrs, OpKind op) {
+    const ValueId y = node.outputs[0];
+    const ValueInfo& info = edit_.graph().value(y);
+    const NodeId converted = edit_.add_node(op, node.name, std::move(inputs), {info.name + "_from_channels_last"},
+                                            {info.type}, std::move(attrs));
+    const ValueId yc = edit_.graph().node(converted).outputs[0];
+    if (!edit_.can_replace(y, yc)) return false;
+    edit_.replace(y, yc);
     ++converted_;
     return true;
   }
@@ -202,6 +227,22 @@ class ChannelsLast {
     if (!t.valid() || edit_.graph().value(node.outputs[0]).type.rank() != 4) return false;
     Attributes attrs{{"axes", std::vector<std::int64_t>{1, 2}}, {"keepdims", std::int64_t{1}}};
     return emit(node, {t}, std::move(attrs), OpKind::ReduceMean);
+  }
+
+  // ReduceMean/ReduceSum/ReduceMax over exactly H and W (axes from the
+  // attribute: ReduceSum's axes input stays channels-first).
+  bool convert_spatial_reduce(const Node& node) {
+    const ValueId t = twin(node.inputs[0]);
+    if (!t.valid() || node.inputs.size() != 1) return false;
+    auto axes = node.attrs.find("axes");
+    if (axes == node.attrs.end()) return false;
+    std::vector<std::int64_t> a = std::get<std::vector<std::int64_t>>(axes->second);
+    for (std::int64_t& d : a) d = d < 0 ? d + 4 : d;
+    std::sort(a.begin(), a.end());
+    if (a != std::vector<std::int64_t>{2, 3}) return false;
+    Attributes attrs = node.attrs;
+    attrs["axes"] = std::vector<std::int64_t>{1, 2};
+    return emit(node, {t}, std::move(attrs), node.op);
   }
 
   bool convert_concat(const Node& node) {

@@ -357,6 +357,31 @@ graph main(x: f32[N, 3, 8, 8]) -> (y, side) {
   CHECK(g.value(*g.find_value("bias_channels_last")).type.to_string() == "f32[4]");
 }
 
+TEST_CASE("graph passes: a mean over H and W reads the channels-last result, with no transpose for [N, C]",
+          "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, 3, 8, 8]) -> (flat, kept, rows) {
+  const w: f32[4, 3, 1, 1] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+  c = Conv(x, w)
+  r = Relu(c)
+  flat = ReduceMean(r) {axes = [-1, -2], keepdims = 0}
+  kept = ReduceMax(r) {axes = [2, 3]}
+  rows = ReduceMean(r) {axes = [3], keepdims = 0}
+}
+)";
+  OptimizeResult r = optimize(text);
+  const Graph& g = *r.graph;
+  // Conv, Relu, the mean and the max; the mean over W alone keeps the channels-first layout.
+  CHECK(record(r, "channels_last").changes == 4);
+  // x in; Relu's result back for the mean over W; the max's [N, 1, 1, C] back to [N, C, 1, 1].
+  CHECK(count(g, OpKind::Transpose) == 3);
+  CHECK(std::get<std::vector<std::int64_t>>(only_node(g, OpKind::ReduceMax).attrs.at("axes")) ==
+        std::vector<std::int64_t>{1, 2});
+  CHECK(g.value(*g.find_value("flat")).type.to_string() == "f32[N, 4]");
+  CHECK(g.value(*g.find_value("kept")).type.to_string() == "f32[N, 4, 1, 1]");
+  CHECK(g.value(*g.find_value("rows")).type.to_string() == "f32[N, 4, 8]");
+}
+
 TEST_CASE("graph passes: Conv's channels_last attribute is refused from ONNX files' point of view, kept in text",
           "[unit][graph_passes]") {
   const char* text = R"(canary v1

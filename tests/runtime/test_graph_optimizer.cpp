@@ -17,7 +17,8 @@ namespace {
 
 // Conv(3->8, 3x3) + BN + Relu, MaxPool, Conv(8->8, 3x3) + BN, a residual Add
 // with a BN of the pooled map (lone: its input has two readers), Flatten,
-// Gemm + BN: every fold and the multiply-add split.
+// Gemm + BN: every fold and the multiply-add split; means and maxima over H
+// and W that read the channels-last maps.
 Model conv_bn_block(const Runtime& rt) {
   std::uint32_t seed = 100;
   const auto next = [&] { return seed++; };
@@ -51,8 +52,13 @@ Model conv_bn_block(const Runtime& rt) {
       .node("Gemm", {"flat", "wf"}, {"logits"}, {{"transB", std::int64_t{1}}}, "fc")
       .node("BatchNormalization", {"logits", "bnf_s", "bnf_b", "bnf_m", "bnf_v"}, {"y"}, {}, "bnf")
       .node("Relu", {"p1"}, {"side"})
+      .node("ReduceMean", {"c2"}, {"pooled"},
+            {{"axes", std::vector<std::int64_t>{2, 3}}, {"keepdims", std::int64_t{0}}})
+      .node("ReduceMax", {"r1"}, {"peak"}, {{"axes", std::vector<std::int64_t>{-2, -1}}})
       .output("y")
-      .output("side");
+      .output("side")
+      .output("pooled")
+      .output("peak");
   return rt.build(b);
 }
 
@@ -95,7 +101,7 @@ TEST_CASE("graph optimizer: folded BatchNorms move no output by more than 1e-6 o
       INFO("jit " << jit << ", batch " << n);
       const NamedTensors in{{"x", random_tensor({n, 3, 12, 12}, static_cast<std::uint32_t>(n) * 7 + 1)}};
       const NamedTensors want = reference.run(in), got_off = s_off.run(in), got_all = s_all.run(in);
-      for (const char* out : {"y", "side"}) {
+      for (const char* out : {"y", "side", "pooled", "peak"}) {
         const double e_off = scaled_error(got_off.at(out), want.at(out));
         const double e_all = scaled_error(got_all.at(out), want.at(out));
         INFO(out << ": error without passes " << e_off << ", with passes " << e_all);
