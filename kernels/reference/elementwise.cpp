@@ -12,6 +12,7 @@
 #include "kernels/reference.h"
 #include "kernels/reference/broadcast_index.h"
 #include "kernels/reference/element_dispatch.h"
+#include "kernels/reference/simd_loops.h"
 
 namespace canary::kernels {
 namespace {
@@ -130,8 +131,7 @@ void map_unary(const Tensor& x, Tensor& y, F f) {
   const T* px = x.data<T>();
   y.reset(x.dtype(), x.shape());
   T* py = y.data<T>();
-  const std::int64_t n = x.numel();
-  for (std::int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
+  detail::map_elements(px, py, x.numel(), f);
 }
 
 // Unary ops defined for every numeric type.
@@ -180,24 +180,13 @@ void map_binary(const char* name, const Tensor& a, const Tensor& b, Tensor& y, F
     const Tensor& big = a_scalar ? b : a;
     y.reset(dtype_of<R>::value, big.shape());
     R* py = y.data<R>();
-    const std::int64_t n = big.numel();
-    if (same) {
-      for (std::int64_t i = 0; i < n; ++i) py[i] = f(pa[i], pb[i]);
-    } else if (a_scalar) {
-      const T sa = pa[0];
-      for (std::int64_t i = 0; i < n; ++i) py[i] = f(sa, pb[i]);
-    } else {
-      const T sb = pb[0];
-      for (std::int64_t i = 0; i < n; ++i) py[i] = f(pa[i], sb);
-    }
+    detail::map_element_pairs(pa, a_scalar ? 0 : 1, pb, b_scalar ? 0 : 1, py, big.numel(), f);
     return;
   }
   const Shape out = broadcast_two(name, a.shape(), b.shape());
   const std::array<Shape, 2> strides{broadcast_strides(a.shape(), out.size()), broadcast_strides(b.shape(), out.size())};
   y.reset(dtype_of<R>::value, out);
-  R* py = y.data<R>();
-  for_each_strided<2>(out, strides, {0, 0},
-                      [&](std::int64_t o, const std::array<std::int64_t, 2>& at) { py[o] = f(pa[at[0]], pb[at[1]]); });
+  detail::map_broadcast_rows(out, strides, pa, pb, y.data<R>(), f);
 }
 
 // Arithmetic binary ops (same dtype in and out).

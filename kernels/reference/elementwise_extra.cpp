@@ -12,6 +12,7 @@
 #include "kernels/reference.h"
 #include "kernels/reference/broadcast_index.h"
 #include "kernels/reference/element_dispatch.h"
+#include "kernels/reference/simd_loops.h"
 
 namespace canary::kernels {
 namespace {
@@ -36,8 +37,7 @@ void map_values(const Tensor& x, Tensor& y, F f) {
   y.reset(src.dtype(), src.shape());
   const T* px = src.data<T>();
   T* py = y.data<T>();
-  const std::int64_t n = src.numel();
-  for (std::int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
+  detail::map_elements(px, py, src.numel(), f);
 }
 
 // y = f(a, b) with NumPy broadcasting; a and b share dtype T, y gets dtype R.
@@ -60,10 +60,7 @@ void map_broadcast(const char* name, const Tensor& a_in, const Tensor& b_in, Ten
   y.reset(dtype_of<R>::value, out);
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
-  R* py = y.data<R>();
-  detail::for_each_strided<2>(out, strides, {0, 0}, [&](std::int64_t o, const std::array<std::int64_t, 2>& at) {
-    py[o] = f(pa[at[0]], pb[at[1]]);
-  });
+  detail::map_broadcast_rows(out, strides, pa, pb, y.data<R>(), f);
 }
 
 // Softplus without overflow: log(1 + exp(x)).

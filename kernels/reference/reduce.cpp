@@ -18,6 +18,7 @@
 #include "kernels/reference/axis.h"
 #include "kernels/reference/broadcast_index.h"
 #include "kernels/reference/element_dispatch.h"
+#include "kernels/reference/simd_loops.h"
 
 namespace canary::kernels {
 namespace {
@@ -70,13 +71,15 @@ void accumulate_run(ReduceOp op, const T* px, const std::array<std::int64_t, 3>&
     Acc* slots = acc.data() + o * inner;
     for (std::int64_t r = 0; r < length; ++r) {
       const T* row = px + (o * length + r) * inner;
+      // Slots are independent, so the row vectorises with the same sums in
+      // the same order (kernels/reference/simd_loops.h says why it must be asked for).
       if (op != ReduceOp::Max) {
-        for (std::int64_t i = 0; i < inner; ++i) slots[i] += static_cast<Acc>(row[i]);
+        detail::fold_elements(row, slots, inner, [](T x, Acc s) { return s + static_cast<Acc>(x); });
       } else {
-        for (std::int64_t i = 0; i < inner; ++i) {
-          const Acc v = static_cast<Acc>(row[i]);
-          if (v > slots[i] || v != v) slots[i] = v;  // v != v: NaN propagates
-        }
+        detail::fold_elements(row, slots, inner, [](T x, Acc s) {
+          const Acc v = static_cast<Acc>(x);
+          return v > s || v != v ? v : s;  // v != v: NaN propagates
+        });
       }
     }
   }

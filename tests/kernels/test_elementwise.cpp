@@ -2,6 +2,7 @@
 // broadcasting, where, clip and broadcast_shapes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -314,4 +315,52 @@ TEST_CASE("output may alias an input", "[unit][elementwise]") {
   CHECK(values_of<float>(a) == V{11, 21, 12, 22});
   unary(UnaryOp::Neg, a, a);
   CHECK(values_of<float>(a) == V{-11, -21, -12, -22});
+}
+
+TEST_CASE("vectorised rows agree with an element-by-element walk, NaN included", "[unit][elementwise]") {
+  // x [2, 3, 4, 37]: rows longer than any vector width with a remainder; a
+  // NaN and signed values in every row.
+  const Shape shape{2, 3, 4, 37};
+  Tensor x = Tensor::empty(DType::F32, shape);
+  for (I64 i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] = i % 11 == 0 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>((i * 7) % 23) - 11.0f;
+  const auto same = [](float a, float b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+  Tensor relu;
+  unary(UnaryOp::Relu, x, relu);
+  for (I64 i = 0; i < x.numel(); ++i) {
+    const float v = x.data<float>()[i];
+    CHECK(same(relu.data<float>()[i], v < 0 ? 0.0f : v));
+  }
+  // Per-channel [3, 1, 1] (steps 0 along a row), a last-dim vector [37]
+  // (steps 1) and a strided transpose-like [2, 1, 4, 1] operand.
+  const Tensor channel = Tensor::from_vector<float>({0.5f, -2.0f, 3.0f}, {3, 1, 1});
+  Tensor lane = Tensor::empty(DType::F32, {37});
+  for (I64 i = 0; i < 37; ++i) lane.data<float>()[i] = static_cast<float>(i) - 18.0f;
+  const Tensor plane = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 1, 4, 1});
+  for (const Tensor* other : std::vector<const Tensor*>{&channel, &lane, &plane}) {
+    for (BinaryOp op : {BinaryOp::Add, BinaryOp::Mul, BinaryOp::Max}) {
+      Tensor y;
+      binary(op, x, *other, y);
+      REQUIRE(y.shape() == shape);
+      const Shape& os = other->shape();
+      for (I64 i = 0; i < x.numel(); ++i) {
+        // The other operand's element under NumPy broadcasting.
+        I64 rest = i, at = 0, stride = 1;
+        for (std::size_t d = shape.size(); d-- > 0;) {
+          const I64 idx = rest % shape[d];
+          rest /= shape[d];
+          const std::size_t od = d + os.size() - shape.size();
+          if (d + os.size() >= shape.size() && os[od] != 1) at += idx * stride;
+          if (d + os.size() >= shape.size()) stride *= os[od];
+        }
+        const float a = x.data<float>()[i], b = other->data<float>()[at];
+        const float want = op == BinaryOp::Add ? a + b
+                           : op == BinaryOp::Mul ? a * b
+                           : std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN()
+                                                            : std::max(a, b);
+        INFO("op " << static_cast<int>(op) << " element " << i);
+        CHECK(same(y.data<float>()[i], want));
+      }
+    }
+  }
 }
