@@ -13,6 +13,7 @@
 #include "jit/plan.h"
 #include "jit/profile_store.h"
 #include "jit/trace_compiler.h"
+#include "kernels/onednn.h"
 #include "runtime/core/fault_injection.h"
 
 namespace canary::jit {
@@ -399,6 +400,14 @@ void Engine::worker_loop() {
     lock.unlock();
     compile(task);
     lock.lock();
+    // Once the first compiles are done and nothing waits, this otherwise idle
+    // thread generates oneDNN's gemm kernels, which the first call at a new
+    // batch size would pay for (once per process; later calls return at once).
+    if (queue_.empty()) {
+      lock.unlock();
+      kernels::onednn_warm_up_shape_classes();
+      lock.lock();
+    }
   }
 }
 

@@ -177,6 +177,11 @@ struct OnednnCacheStats {
   // (kernels/onednn/conv_blocked.h), also kept outside the LRU.
   std::uint64_t blocked_conv_calls = 0;
   std::uint64_t blocked_conv_shapes = 0;  // created on this thread
+  // Gemm/MatMul calls run on a shape-class primitive whose row count is
+  // bound per call (kernels/onednn/rows_class.h). Those primitives live
+  // outside the LRU (capacity and evictions are the LRU's) but count in
+  // hits, misses and size.
+  std::uint64_t shape_class_calls = 0;
 };
 
 // Default number of primitives each thread keeps.
@@ -187,6 +192,13 @@ OnednnCacheStats onednn_cache_stats();
 void onednn_set_cache_capacity(std::size_t capacity);
 // Drops every primitive of the calling thread's cache and zeroes its counters (calls included).
 void onednn_clear_cache();
+
+// Generates the oneDNN gemm kernels that shape-class products
+// (kernels/onednn/rows_class.h) run on: about 40 ms of one core, once per
+// process, lazily on their first execution otherwise, which would land on
+// the first call at a new batch size. Idempotent and thread-safe; errors
+// are ignored (the first real call then pays, as it would have).
+void onednn_warm_up_shape_classes();
 
 // Counters of the calling thread's cache of converted constant LSTM weights.
 struct OnednnLstmWeightCacheStats {

@@ -24,6 +24,7 @@
 #include "kernels/onednn/epilogue.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/rows_class.h"
 #include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
@@ -34,6 +35,8 @@ using onednn::OperandEncoding;
 using onednn::OperandSlot;
 using onednn::PrimitiveKey;
 using onednn::PrimitiveKind;
+using onednn::RowsArgument;
+using onednn::RowsClassPrimitive;
 
 constexpr std::size_t kMaxRank = DNNL_MAX_NDIMS;
 using Dims = std::array<std::int64_t, kMaxRank>;
@@ -57,6 +60,9 @@ struct MatmulPlan {
     return n;
   }
 };
+
+// Stands for M in the key of a shape class (dims are never negative).
+constexpr std::int64_t kAnyRows = -9;
 
 // Copies `shape` right-aligned into the first `rank` entries of `dims`, padding with 1s.
 void pad_dims(std::span<const std::int64_t> shape, std::size_t rank, Dims& dims) {
@@ -230,6 +236,27 @@ CachedPrimitive make_gemm(const GemmParams& p, const GemmPlan& g, OperandEncodin
   return entry;
 }
 
+// True when a Gemm can run with its row count bound per call: A not
+// transposed (its row stride must not depend on M) and C absent or one row.
+bool gemm_rows_class_applies(const GemmParams& p, const GemmPlan& g) {
+  return !p.trans_a && (!g.use_c || g.c_dims[0] == 1);
+}
+
+// The shape-class primitive of a Gemm (rows_class.h): as make_gemm, with M
+// bound per call.
+RowsClassPrimitive make_gemm_class(const GemmParams& p, const GemmPlan& g, OperandEncoding e, const Epilogue& epilogue) {
+  const dnnl::memory::data_type operand = onednn::operand_data_type(e), f32 = dnnl::memory::data_type::f32;
+  std::vector<RowsArgument> args{
+      {DNNL_ARG_SRC, {g.m, g.k}, {g.k, 1}, operand, true},
+      {DNNL_ARG_WEIGHTS, {g.k, g.n}, {p.trans_b ? 1 : g.n, p.trans_b ? g.k : 1}, operand, false},
+      {DNNL_ARG_DST, {g.m, g.n}, {g.n, 1}, f32, true}};
+  if (g.use_c) args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, {1, g.n}, {g.n, 1}, f32, false});
+  const dnnl::matmul::primitive_desc pd(
+      dnnl::matmul::desc(args[0].class_desc(), args[1].class_desc(), args[2].class_desc()),
+      gemm_attributes(p, g, onednn::row_major_desc(g.c_dims), epilogue), onednn::cpu_engine());
+  return RowsClassPrimitive(dnnl::matmul(pd), std::move(args));
+}
+
 // The cache key of a Gemm: encoding, transposes, dims, alpha, beta, C's broadcast shape and the epilogue.
 PrimitiveKey gemm_key(const GemmParams& p, const GemmPlan& g, OperandEncoding e, const Epilogue& epilogue) {
   PrimitiveKey key(PrimitiveKind::Gemm, e);
@@ -244,6 +271,56 @@ PrimitiveKey gemm_key(const GemmParams& p, const GemmPlan& g, OperandEncoding e,
   return key;
 }
 
+// True when a matmul is one 2-D product of A's rows (every dim but the last)
+// with a B that does not broadcast: it can then run with its row count
+// bound per call.
+bool matmul_rows_class_applies(const MatmulPlan& p) {
+  for (std::size_t i = 0; i + 2 < p.rank; ++i)
+    if (p.b[i] != 1) return false;
+  return true;
+}
+
+// A's rows: the product of all its dims but the last.
+std::int64_t matmul_rows(const MatmulPlan& p) {
+  std::int64_t rows = 1;
+  for (std::size_t i = 0; i + 1 < p.rank; ++i) rows *= p.a[i];
+  return rows;
+}
+
+// The shape-class primitive of a matmul (rows_class.h): [rows, K] x [K, N]
+// with the row count bound per call.
+// With `addend_columns` (1 or N), a row added to every product row first.
+RowsClassPrimitive make_matmul_class(const MatmulPlan& p, OperandEncoding e, const Epilogue& epilogue,
+                                     std::int64_t addend_columns = 0) {
+  const std::int64_t k = p.k, n = p.y[p.rank - 1];
+  const dnnl::memory::data_type operand = onednn::operand_data_type(e), f32 = dnnl::memory::data_type::f32;
+  std::vector<RowsArgument> args{{DNNL_ARG_SRC, {1, k}, {k, 1}, operand, true},
+                                 {DNNL_ARG_WEIGHTS, {k, n}, {n, 1}, operand, false},
+                                 {DNNL_ARG_DST, {1, n}, {n, 1}, f32, true}};
+  dnnl::primitive_attr attr = onednn::epilogue_attributes(epilogue);
+  if (addend_columns > 0) {
+    const RowsArgument addend{DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                              {1, addend_columns}, {addend_columns, 1}, f32, false};
+    dnnl::post_ops ops;
+    ops.append_binary(dnnl::algorithm::binary_add, addend.class_desc());
+    onednn::append_epilogue(ops, epilogue);
+    attr.set_post_ops(ops);
+    args.push_back(addend);
+  }
+  const dnnl::matmul::primitive_desc pd(
+      dnnl::matmul::desc(args[0].class_desc(), args[1].class_desc(), args[2].class_desc()), attr,
+      onednn::cpu_engine());
+  return RowsClassPrimitive(dnnl::matmul(pd), std::move(args));
+}
+
+// The addend's last dim when it is one row for every product row (all its
+// other dims 1), else 0.
+std::int64_t addend_row_columns(const MatmulPlan& p, const Dims& dims) {
+  for (std::size_t i = 0; i + 1 < p.rank; ++i)
+    if (dims[i] != 1) return 0;
+  return dims[p.rank - 1];
+}
+
 // Runs a planned matmul with operands of encoding e into y; false when its key
 // does not fit, throws dnnl::error.
 bool run_matmul(const MatmulPlan& p, const Tensor& a, const Tensor& b, Tensor& y, OperandEncoding e,
@@ -253,13 +330,19 @@ bool run_matmul(const MatmulPlan& p, const Tensor& a, const Tensor& b, Tensor& y
   key.push_list(p.b_dims());
   onednn::push_epilogue(key, epilogue);
   if (!key.valid()) return false;
-  CachedPrimitive& prim =
-      onednn::thread_primitive_cache().find_or_create(key, [&] { return make_matmul(p, e, epilogue); });
   y.reset(DType::F32, p.out_shape());
   const std::array<const void*, 3> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
                                            onednn::encode_operand(b.data<float>(), b.numel(), e, OperandSlot::Weights),
                                            y.raw()};
-  prim.execute(buffers);
+  if (matmul_rows_class_applies(p)) {
+    PrimitiveKey class_key(PrimitiveKind::MatMul, e);
+    for (std::int64_t v : {kAnyRows, p.k, p.y[p.rank - 1]}) class_key.push(v);
+    onednn::push_epilogue(class_key, epilogue);
+    if (onednn::thread_rows_classes().try_run(class_key, matmul_rows(p), buffers,
+                                              [&] { return make_matmul_class(p, e, epilogue); }))
+      return true;
+  }
+  onednn::thread_primitive_cache().find_or_create(key, [&] { return make_matmul(p, e, epilogue); }).execute(buffers);
   return true;
 }
 
@@ -269,14 +352,20 @@ bool run_gemm(const GemmParams& p, const GemmPlan& g, const Tensor& a, const Ten
               OperandEncoding e, const Epilogue& epilogue) {
   const PrimitiveKey key = gemm_key(p, g, e, epilogue);
   if (!key.valid()) return false;
-  CachedPrimitive& prim =
-      onednn::thread_primitive_cache().find_or_create(key, [&] { return make_gemm(p, g, e, epilogue); });
   const std::int64_t out_shape[2] = {g.m, g.n};
   y.reset(DType::F32, out_shape);
   const std::array<const void*, 4> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
                                            onednn::encode_operand(b.data<float>(), b.numel(), e, OperandSlot::Weights),
                                            y.raw(), g.use_c ? c->raw() : nullptr};
-  prim.execute(std::span<const void* const>(buffers.data(), g.use_c ? 4 : 3));
+  const std::span<const void* const> used(buffers.data(), g.use_c ? 4 : 3);
+  if (gemm_rows_class_applies(p, g)) {
+    GemmPlan any_rows = g;
+    any_rows.m = kAnyRows;
+    if (onednn::thread_rows_classes().try_run(gemm_key(p, any_rows, e, epilogue), g.m, used,
+                                              [&] { return make_gemm_class(p, g, e, epilogue); }))
+      return true;
+  }
+  onednn::thread_primitive_cache().find_or_create(key, [&] { return make_gemm(p, g, e, epilogue); }).execute(used);
   return true;
 }
 
@@ -291,13 +380,22 @@ bool run_matmul_add(const MatmulPlan& p, const Tensor& a, const Tensor& b, const
   key.push_list(std::span<const std::int64_t>(dims.data(), p.rank));
   onednn::push_epilogue(key, epilogue);
   if (!key.valid()) return false;
-  CachedPrimitive& prim =
-      onednn::thread_primitive_cache().find_or_create(key, [&] { return make_matmul(p, e, epilogue, &dims); });
   y.reset(DType::F32, p.out_shape());
   const std::array<const void*, 4> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
                                            onednn::encode_operand(b.data<float>(), b.numel(), e, OperandSlot::Weights),
                                            y.raw(), addend.raw()};
-  prim.execute(buffers);
+  const std::int64_t columns = addend_row_columns(p, dims);
+  if (columns > 0 && matmul_rows_class_applies(p)) {
+    PrimitiveKey class_key(PrimitiveKind::MatMul, e);
+    for (std::int64_t v : {kAnyRows, p.k, p.y[p.rank - 1], std::int64_t{-3}, columns}) class_key.push(v);
+    onednn::push_epilogue(class_key, epilogue);
+    if (onednn::thread_rows_classes().try_run(class_key, matmul_rows(p), buffers,
+                                              [&] { return make_matmul_class(p, e, epilogue, columns); }))
+      return true;
+  }
+  onednn::thread_primitive_cache()
+      .find_or_create(key, [&] { return make_matmul(p, e, epilogue, &dims); })
+      .execute(buffers);
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include "kernels/onednn/conv_blocked.h"
 #include "kernels/onednn/conv_tiled.h"
 #include "kernels/onednn/engine.h"
+#include "kernels/onednn/rows_class.h"
 #include "kernels/onednn/threading.h"
 #include "runtime/core/fault_injection.h"
 
@@ -140,6 +141,11 @@ OnednnCacheStats onednn_cache_stats() {
   OnednnCacheStats stats = onednn::thread_primitive_cache().stats();
   onednn::add_tiled_conv_stats(stats);
   onednn::add_blocked_conv_stats(stats);
+  const onednn::RowsClasses& classes = onednn::thread_rows_classes();
+  stats.shape_class_calls = classes.calls();
+  stats.hits += classes.hits();
+  stats.misses += classes.misses();
+  stats.size += classes.size();
   return stats;
 }
 
@@ -151,6 +157,7 @@ void onednn_clear_cache() {
   onednn::thread_primitive_cache().clear();
   onednn::clear_tiled_convs();
   onednn::clear_blocked_convs();
+  onednn::thread_rows_classes().clear();
 }
 
 }  // namespace canary::kernels::onednn

@@ -276,16 +276,22 @@ TEST_CASE("onednn primitive cache hits on a repeated shape and misses on a new o
   CHECK(k::onednn_cache_stats().hits == 0);
   REQUIRE(k::onednn_matmul(random_tensor(rng, {4, 6}), random_tensor(rng, {6, 3}), y));
   CHECK(k::onednn_cache_stats().hits == 1);
-  REQUIRE(k::onednn_matmul(random_tensor(rng, {5, 6}), b, y));
-  CHECK(k::onednn_cache_stats().misses == 2);
+  // A new row count runs on the same shape-class primitive (rows bound per call).
+  const Tensor a5 = random_tensor(rng, {5, 6});
+  REQUIRE(k::onednn_matmul(a5, b, y));
+  CHECK(k::onednn_cache_stats().misses == 1);
+  CHECK(k::onednn_cache_stats().shape_class_calls == 3);
+  Tensor want;
+  k::matmul(a5, b, want);
+  check_close(want, y);
   // Same shapes but another op kind or attribute is a different primitive.
   k::GemmParams p;
   p.alpha = 2.0;
   REQUIRE(k::onednn_gemm(p, a, b, nullptr, y));
   p.alpha = 3.0;
   REQUIRE(k::onednn_gemm(p, a, b, nullptr, y));
-  CHECK(k::onednn_cache_stats().misses == 4);
-  CHECK(k::onednn_cache_stats().size == 4);
+  CHECK(k::onednn_cache_stats().misses == 3);
+  CHECK(k::onednn_cache_stats().size == 3);
   CHECK(k::onednn_cache_stats().calls == 5);
   k::onednn_clear_cache();
 }
@@ -296,18 +302,61 @@ TEST_CASE("onednn primitive cache keeps at most its capacity, least recently use
   CHECK(k::onednn_cache_stats().capacity == k::kOnednnCacheCapacity);
   k::onednn_set_cache_capacity(4);
   Tensor y;
+  // Gemm with A transposed has no shape class (A's row stride is M): one
+  // LRU entry per row count.
+  k::GemmParams p;
+  p.trans_a = true;
   const Tensor b = random_tensor(rng, {3, 2});
-  for (std::int64_t m = 1; m <= 10; ++m) REQUIRE(k::onednn_matmul(random_tensor(rng, {m, 3}), b, y));
+  for (std::int64_t m = 1; m <= 10; ++m) REQUIRE(k::onednn_gemm(p, random_tensor(rng, {3, m}), b, nullptr, y));
   const k::OnednnCacheStats s = k::onednn_cache_stats();
   CHECK(s.size == 4);
   CHECK(s.misses == 10);
   CHECK(s.evictions == 6);
-  REQUIRE(k::onednn_matmul(random_tensor(rng, {7, 3}), b, y));  // m = 7..10 are kept
+  CHECK(s.shape_class_calls == 0);
+  REQUIRE(k::onednn_gemm(p, random_tensor(rng, {3, 7}), b, nullptr, y));  // m = 7..10 are kept
   CHECK(k::onednn_cache_stats().hits == 1);
-  REQUIRE(k::onednn_matmul(random_tensor(rng, {6, 3}), b, y));  // evicted
+  REQUIRE(k::onednn_gemm(p, random_tensor(rng, {3, 6}), b, nullptr, y));  // evicted
   CHECK(k::onednn_cache_stats().misses == 11);
   CHECK(k::onednn_cache_stats().size == 4);
   k::onednn_set_cache_capacity(k::kOnednnCacheCapacity);
+  k::onednn_clear_cache();
+}
+
+TEST_CASE("onednn shape classes: one primitive serves every row count of Gemm, MatMul and MatMul + bias",
+          "[unit][differential][onednn]") {
+  std::mt19937 rng(23);
+  k::onednn_clear_cache();
+  const Tensor w = random_tensor(rng, {24, 16}), bias = random_tensor(rng, {16}), w3 = random_tensor(rng, {24, 16});
+  k::GemmParams gemm;
+  gemm.trans_b = true;
+  const Tensor wt = random_tensor(rng, {16, 24});
+  k::Epilogue relu;
+  relu.append({k::EpilogueOp::Relu});
+  for (std::int64_t rows : {1, 2, 7, 33, 2, 64}) {
+    INFO("rows " << rows);
+    const Tensor a = random_tensor(rng, {rows, 24});
+    Tensor got, want;
+    REQUIRE(k::onednn_gemm(gemm, a, wt, &bias, got));
+    k::gemm(gemm, a, wt, &bias, want);
+    check_close(want, got);
+    // A rank-3 A whose rows are [2, rows]: one 2-D product.
+    const Tensor a3 = random_tensor(rng, {2, rows, 24});
+    REQUIRE(k::onednn_matmul(a3, w3, got));
+    k::matmul(a3, w3, want);
+    check_close(want, got);
+    REQUIRE(k::onednn_matmul_add(a, w, bias, got, relu));
+    Tensor product;
+    k::matmul(a, w, product);
+    k::binary(k::BinaryOp::Add, product, bias, want);
+    const Tensor sum = want;
+    k::unary(k::UnaryOp::Relu, sum, want);
+    check_close(want, got);
+  }
+  // Three classes made once each, 18 calls on them, nothing in the LRU.
+  const k::OnednnCacheStats s = k::onednn_cache_stats();
+  CHECK(s.misses == 3);
+  CHECK(s.shape_class_calls == 18);
+  CHECK(s.size == 3);
   k::onednn_clear_cache();
 }
 
