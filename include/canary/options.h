@@ -155,8 +155,11 @@ struct Options {
   bool reject_non_finite_inputs = false;
   // Threads used by the oneDNN kernels inside one call (a MatMul, Conv, LSTM,
   // ... may split its work); 0 = the library default (OMP_NUM_THREADS or the
-  // core count). Set on the calling thread for the call only. Small ops are
-  // usually fastest on one thread.
+  // core count). Set on the calling thread for the call only. An op too small
+  // for a second thread to pay (under about 8 Mflop, 2^18 elements for
+  // memory-bound ops, an LSTM/GRU step under 8 Mflop) runs on one thread
+  // whatever this says; tiled 1-D convolutions split their tiles over the
+  // threads.
   int intra_op_threads = 1;
   // Run MatMul, Gemm, Conv, LSTM, GRU, pooling and normalisation on oneDNN
   // where it applies. Off: the reference kernels only (slower). oneDNN 2.6
