@@ -58,7 +58,12 @@ Attrs attrs_of(OpKind op) {
       return {opt("keepdims", AttrType::Int, I{1}), opt("noop_with_empty_axes", AttrType::Int, I{0})};
     case OpKind::ReduceMean:
     case OpKind::ReduceMax: return {absent("axes", AttrType::Ints), opt("keepdims", AttrType::Int, I{1})};
-    case OpKind::Softmax: return {opt("axis", AttrType::Int, I{-1})};
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax: return {opt("axis", AttrType::Int, I{-1})};
+    case OpKind::ArgMax:
+    case OpKind::ArgMin:
+      return {opt("axis", AttrType::Int, I{0}), opt("keepdims", AttrType::Int, I{1}),
+              opt("select_last_index", AttrType::Int, I{0})};
     case OpKind::LayerNormalization:
       return {opt("axis", AttrType::Int, I{-1}), opt("epsilon", AttrType::Float, 1e-5),
               opt("stash_type", AttrType::Int, I{1})};
@@ -156,7 +161,10 @@ InferFn infer_of(OpKind op) {
     case OpKind::ReduceSum:
     case OpKind::ReduceMean:
     case OpKind::ReduceMax: return infer_reduce;
-    case OpKind::Softmax: return infer_softmax;
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax: return infer_softmax;
+    case OpKind::ArgMax:
+    case OpKind::ArgMin: return infer_arg_reduce;
     case OpKind::LayerNormalization: return infer_layer_norm;
     case OpKind::BatchNormalization: return infer_batch_norm;
     case OpKind::Reshape: return infer_reshape;

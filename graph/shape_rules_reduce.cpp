@@ -75,6 +75,27 @@ void infer_reduce(InferContext& ctx) {
   ctx.set_output(0, ValueType{in.dtype, out});
 }
 
+// ArgMax ArgMin: the index (i64) of the extreme along one axis, which is
+// kept as 1 or dropped; the axis must not be empty.
+void infer_arg_reduce(InferContext& ctx) {
+  ctx.expect_dtype(0, kNumeric);
+  const ValueType& in = ctx.input_type(0);
+  const int axis = ctx.normalize_axis(ctx.attr_int("axis"), in.rank(), "attribute 'axis'");
+  const Dim& length = in.shape[static_cast<std::size_t>(axis)];
+  if (length.is_constant() && length.value() == 0)
+    ctx.fail(ErrorKind::Shape, "reduces over the empty axis " + std::to_string(axis) + " of " + in.to_string());
+  const std::int64_t select_last = ctx.attr_int("select_last_index");
+  if (select_last != 0 && select_last != 1)
+    ctx.fail(ErrorKind::Model, "attribute 'select_last_index' is " + std::to_string(select_last) + ", expected 0 or 1");
+  const bool keepdims = ctx.attr_int("keepdims") != 0;
+  DimVector out;
+  for (int k = 0; k < in.rank(); ++k) {
+    if (k != axis) out.push_back(in.shape[k]);
+    else if (keepdims) out.push_back(Dim(1));
+  }
+  ctx.set_output(0, ValueType{DType::I64, out});
+}
+
 // Softmax: floating input, axis in range; same type out.
 void infer_softmax(InferContext& ctx) {
   ctx.expect_dtype(0, {DType::F32, DType::F64});

@@ -60,7 +60,20 @@ struct ReduceParams {
   bool noop_with_empty_axes = false;
 };
 void reduce(const ReduceParams& p, const Tensor& x, Tensor& y);
+// ArgMax / ArgMin: the i64 index of the largest (smallest) element along
+// axis, the first of equal ones unless select_last_index. A NaN counts as
+// beyond every number for both (NumPy's argmax/argmin): the first NaN (the
+// last with select_last_index) wins.
+struct ArgReduceParams {
+  bool max = true;  // ArgMax; false: ArgMin
+  std::int64_t axis = 0;
+  bool keepdims = true;
+  bool select_last_index = false;
+};
+void arg_reduce(const ArgReduceParams& p, const Tensor& x, Tensor& y);
 void softmax(std::int64_t axis, const Tensor& x, Tensor& y);
+// LogSoftmax: x - max - log(sum(exp(x - max))) along axis, in double.
+void log_softmax(std::int64_t axis, const Tensor& x, Tensor& y);
 struct LayerNormParams {
   std::int64_t axis = -1;
   double epsilon = 1e-5;

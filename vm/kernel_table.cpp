@@ -90,6 +90,7 @@ struct ReduceP : InstrParams {
   bool axes_at_run_time = false;
 };
 struct AxisP : InstrParams { std::int64_t axis = 0; };
+struct ArgReduceP : InstrParams { k::ArgReduceParams p; };
 struct LayerNormP : InstrParams { k::LayerNormParams p; };
 struct ReshapeP : InstrParams { bool allowzero = false; };
 struct PermP : InstrParams { std::vector<std::int64_t> perm; };
@@ -181,6 +182,14 @@ void run_reduce(const InstrParams& p, const KernelCall& c) {
 }
 
 void run_softmax(const InstrParams& p, const KernelCall& c) { k::softmax(as<AxisP>(p).axis, c.input(0), c.output(0)); }
+
+void run_arg_reduce(const InstrParams& p, const KernelCall& c) {
+  k::arg_reduce(as<ArgReduceP>(p).p, c.input(0), c.output(0));
+}
+
+void run_log_softmax(const InstrParams& p, const KernelCall& c) {
+  k::log_softmax(as<AxisP>(p).axis, c.input(0), c.output(0));
+}
 
 void run_softmax_onednn(const InstrParams& p, const KernelCall& c) {
   if (!k::onednn_enabled() || !k::onednn_softmax(as<AxisP>(p).axis, c.input(0), c.output(0))) run_softmax(p, c);
@@ -630,6 +639,18 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     case OpKind::ReduceMax: return bind_reduce(a, n.op, n.inputs.size());
     case OpKind::Softmax:
       return with_axis(opts.promote_f32_to_f64 ? run_softmax : run_softmax_onednn, a.get_int("axis"));
+    // The reference kernel in every tier: oneDNN 2.6's logsoftmax is off by
+    // up to 6e-5 relative near 0 (its exp and log are approximations).
+    case OpKind::LogSoftmax: return with_axis(run_log_softmax, a.get_int("axis"));
+    case OpKind::ArgMax:
+    case OpKind::ArgMin: {
+      auto p = std::make_unique<ArgReduceP>();
+      p->p.max = n.op == OpKind::ArgMax;
+      p->p.axis = a.get_int("axis");
+      p->p.keepdims = a.get_int("keepdims") != 0;
+      p->p.select_last_index = a.get_int("select_last_index") != 0;
+      return make(run_arg_reduce, std::move(p));
+    }
     case OpKind::LayerNormalization: return bind_layer_norm(a, opts);
     case OpKind::BatchNormalization: return bind_batch_norm(a, n, opts);
     case OpKind::Reshape: {

@@ -158,9 +158,40 @@ AxisSplit split_at(const Shape& shape, std::int64_t axis) {
   return s;
 }
 
+// ArgMax/ArgMin of one element type.
+template <typename T>
+void arg_reduce_typed(const ArgReduceParams& p, std::int64_t axis, const Tensor& x, Tensor& y) {
+  const AxisSplit s = split_at(x.shape(), axis);
+  Shape out;
+  for (std::size_t d = 0; d < x.shape().size(); ++d) {
+    if (static_cast<std::int64_t>(d) != axis) out.push_back(x.shape()[d]);
+    else if (p.keepdims) out.push_back(1);
+  }
+  const T* px = x.data<T>();
+  y.reset(DType::I64, out);
+  std::int64_t* py = y.data<std::int64_t>();
+  // True when candidate v (later along the axis) replaces the best so far.
+  const auto better = [&](T v, T best) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (best != best) return p.select_last_index && v != v;  // NaN holds unless a later NaN may take over
+      if (v != v) return true;
+    }
+    if (p.select_last_index) return p.max ? !(v < best) : !(best < v);
+    return p.max ? best < v : v < best;
+  };
+  for (std::int64_t o = 0; o < s.outer; ++o)
+    for (std::int64_t in = 0; in < s.inner; ++in) {
+      const T* line = px + o * s.dim * s.inner + in;
+      std::int64_t at = 0;
+      for (std::int64_t k = 1; k < s.dim; ++k)
+        if (better(line[k * s.inner], line[at * s.inner])) at = k;
+      py[o * s.inner + in] = at;
+    }
+}
+
 // Softmax of one element type; each line along the axis subtracts its max before exp.
 template <typename T>
-void softmax_typed(std::int64_t axis, const Tensor& x, Tensor& y) {
+void softmax_typed(std::int64_t axis, const Tensor& x, Tensor& y, bool log) {
   const AxisSplit s = split_at(x.shape(), axis);
   const T* px = x.data<T>();
   y.reset(x.dtype(), x.shape());
@@ -172,8 +203,14 @@ void softmax_typed(std::int64_t axis, const Tensor& x, Tensor& y) {
       for (std::int64_t k = 0; k < s.dim; ++k) max = std::max(max, static_cast<double>(px[base + k * s.inner]));
       double sum = 0;
       for (std::int64_t k = 0; k < s.dim; ++k) sum += std::exp(static_cast<double>(px[base + k * s.inner]) - max);
-      for (std::int64_t k = 0; k < s.dim; ++k)
-        py[base + k * s.inner] = static_cast<T>(std::exp(static_cast<double>(px[base + k * s.inner]) - max) / sum);
+      if (log) {
+        const double log_sum = std::log(sum);
+        for (std::int64_t k = 0; k < s.dim; ++k)
+          py[base + k * s.inner] = static_cast<T>(static_cast<double>(px[base + k * s.inner]) - max - log_sum);
+      } else {
+        for (std::int64_t k = 0; k < s.dim; ++k)
+          py[base + k * s.inner] = static_cast<T>(std::exp(static_cast<double>(px[base + k * s.inner]) - max) / sum);
+      }
     }
   }
 }
@@ -259,7 +296,27 @@ void reduce(const ReduceParams& p, const Tensor& x, Tensor& y) {
 
 void softmax(std::int64_t axis, const Tensor& x, Tensor& y) {
   const std::int64_t a = detail::normalize_axis("Softmax", axis, x.rank(), x.shape());
-  detail::dispatch_float(x.dtype(), "Softmax", [&](auto tag) { softmax_typed<decltype(tag)>(a, x, y); });
+  detail::dispatch_float(x.dtype(), "Softmax", [&](auto tag) { softmax_typed<decltype(tag)>(a, x, y, false); });
+}
+
+void arg_reduce(const ArgReduceParams& p, const Tensor& x, Tensor& y) {
+  const char* name = p.max ? "ArgMax" : "ArgMin";
+  const std::int64_t axis = detail::normalize_axis(name, p.axis, x.rank(), x.shape());
+  if (x.shape()[static_cast<std::size_t>(axis)] == 0)
+    throw Error(ErrorKind::Shape, std::string(name) + ": reduces over the empty axis " + std::to_string(axis) +
+                                      " of shape " + shape_to_string(x.shape()));
+  if (&y == &x) {
+    Tensor out;
+    arg_reduce(p, x, out);
+    y = std::move(out);
+    return;
+  }
+  detail::dispatch_numeric(x.dtype(), name, [&](auto tag) { arg_reduce_typed<decltype(tag)>(p, axis, x, y); });
+}
+
+void log_softmax(std::int64_t axis, const Tensor& x, Tensor& y) {
+  const std::int64_t a = detail::normalize_axis("LogSoftmax", axis, x.rank(), x.shape());
+  detail::dispatch_float(x.dtype(), "LogSoftmax", [&](auto tag) { softmax_typed<decltype(tag)>(a, x, y, true); });
 }
 
 void layer_norm(const LayerNormParams& p, const Tensor& x, const Tensor& scale, const Tensor* bias, Tensor& y,

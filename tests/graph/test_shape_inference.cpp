@@ -208,6 +208,23 @@ TEST_CASE("Softmax and LayerNormalization outputs", "[unit][shape_inference]") {
   CHECK(type_of(g, "inv").dtype == DType::F32);
 }
 
+TEST_CASE("LogSoftmax, ArgMax and ArgMin outputs", "[unit][shape_inference]") {
+  Graph g;
+  ValueId x = g.add_input("x", f32({B, T, 64}));
+  add(g, OpKind::LogSoftmax, "lsm", {x}, {});
+  add(g, OpKind::ArgMax, "am", {x}, {{"axis", std::int64_t{-1}}});
+  add(g, OpKind::ArgMin, "an", {x}, {{"axis", std::int64_t{1}}, {"keepdims", std::int64_t{0}}});
+  infer_shapes(g);
+  check_dims(type_of(g, "lsm").shape, {B, T, 64});
+  check_dims(type_of(g, "am").shape, {B, T, 1});
+  CHECK(type_of(g, "am").dtype == DType::I64);
+  check_dims(type_of(g, "an").shape, {B, 64});
+  Graph bad;
+  ValueId e = bad.add_input("e", f32({B, 0}));
+  add(bad, OpKind::ArgMax, "am", {e}, {{"axis", std::int64_t{1}}});
+  CHECK_THROWS_WITH(infer_shapes(bad), Catch::Contains("empty axis"));
+}
+
 TEST_CASE("Reshape with 0, -1 and static shapes", "[unit][shape_inference][reshape]") {
   Graph g;
   ValueId x = g.add_input("x", f32({B, T, 512}));

@@ -112,6 +112,59 @@ TEST_CASE("softmax along the last axis", "[unit][reduce]") {
   CHECK(v[5] == Approx(1.0 / 3.0));
 }
 
+TEST_CASE("log-softmax is x - max - log(sum(exp(x - max))), stable for large inputs", "[unit][reduce]") {
+  Tensor y;
+  log_softmax(-1, Tensor::from_vector<float>({1, 2, 3, 1000, 1000, 1000}, {2, 3}), y);
+  const double lse = std::log(std::exp(-2.0) + std::exp(-1.0) + 1.0);
+  CHECK(y.data<float>()[0] == Approx(-2.0 - lse).epsilon(1e-6));
+  CHECK(y.data<float>()[2] == Approx(-lse).epsilon(1e-6));
+  CHECK(y.data<float>()[4] == Approx(-std::log(3.0)).epsilon(1e-6));
+  // Along a leading axis, in f64; a row of -inf is NaN throughout, as Softmax's.
+  log_softmax(0, Tensor::from_vector<double>({0, -INFINITY, std::log(3.0), -INFINITY}, {2, 2}), y);
+  CHECK(y.data<double>()[0] == Approx(std::log(0.25)).epsilon(1e-12));
+  CHECK(y.data<double>()[2] == Approx(std::log(0.75)).epsilon(1e-12));
+  CHECK(std::isnan(y.data<double>()[1]));
+  CHECK(std::isnan(y.data<double>()[3]));
+  require_error([&] { log_softmax(2, Tensor::empty(DType::F32, {2, 2}), y); }, ErrorKind::Shape,
+                {"LogSoftmax", "[2, 2]"});
+}
+
+TEST_CASE("ArgMax and ArgMin: ties, select_last_index, NaN, keepdims, i64 and the empty axis", "[unit][reduce]") {
+  const Tensor x = Tensor::from_vector<float>({1, 5, 5, 0,  //
+                                              2, -1, 7, -1, //
+                                              3, NAN, 0, NAN},
+                                             {3, 4});
+  Tensor y;
+  ArgReduceParams p;
+  p.axis = 1;
+  arg_reduce(p, x, y);
+  CHECK(y.dtype() == DType::I64);
+  CHECK(y.shape() == Shape{3, 1});
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{1, 2, 1});  // first tie; first NaN
+  p.select_last_index = true;
+  arg_reduce(p, x, y);
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{2, 2, 3});  // last tie; last NaN
+  p.max = false;
+  p.select_last_index = false;
+  p.keepdims = false;
+  arg_reduce(p, x, y);
+  CHECK(y.shape() == Shape{3});
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{3, 1, 1});  // a NaN wins ArgMin too
+  p.select_last_index = true;
+  arg_reduce(p, x, y);
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{3, 3, 3});
+  // Along axis 0 (negative form), on integers.
+  ArgReduceParams q;
+  q.axis = -2;
+  arg_reduce(q, Tensor::from_vector<std::int64_t>({4, 1, 9, 1, 4, 2}, {3, 2}), y);
+  CHECK(y.shape() == Shape{1, 2});
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{1, 2});
+  require_error([&] { arg_reduce(q, Tensor::empty(DType::F32, {0, 2}), y); }, ErrorKind::Shape,
+                {"ArgMax", "empty axis", "[0, 2]"});
+  q.axis = 2;
+  require_error([&] { arg_reduce(q, Tensor::empty(DType::F32, {3, 2}), y); }, ErrorKind::Shape, {"ArgMax"});
+}
+
 TEST_CASE("softmax along a leading axis in f64", "[unit][reduce]") {
   Tensor y;
   softmax(0, Tensor::from_vector<double>({1, 5, 2, 5, 3, 5}, {3, 2}), y);
