@@ -25,6 +25,7 @@ constexpr PassEntry kPipeline[] = {
     {"eliminate_dead_nodes", OptimizationLevel::Basic, nullptr},
     {"remove_no_ops", OptimizationLevel::Basic, passes::remove_no_ops},
     {"fold_constants", OptimizationLevel::Basic, passes::fold_constants},
+    {"reduce_strength", OptimizationLevel::Basic, passes::reduce_strength},
     {"eliminate_common_subexpressions", OptimizationLevel::Basic, passes::eliminate_common_subexpressions},
     {"fold_batch_norm", OptimizationLevel::All, passes::fold_batch_norm},
     {"fuse_matmul_add", OptimizationLevel::All, passes::fuse_matmul_add},

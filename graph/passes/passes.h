@@ -19,6 +19,8 @@ struct PassContext {
 
 // Identity, inference Dropout, Cast to the same dtype, shape ops that keep the shape (remove_no_ops.cpp).
 void remove_no_ops(PassContext& ctx);
+// Pow by a constant 2 as Mul(x, x) (reduce_strength.cpp).
+void reduce_strength(PassContext& ctx);
 // Nodes whose inputs are all constants, and integer values known from shapes (fold_constants.cpp).
 void fold_constants(PassContext& ctx);
 // Nodes computing what an earlier node already computed (common_subexpressions.cpp).

@@ -357,6 +357,31 @@ graph main(x: f32[N, 3, 8, 8]) -> (y, side) {
   CHECK(g.value(*g.find_value("bias_channels_last")).type.to_string() == "f32[4]");
 }
 
+TEST_CASE("graph passes: Pow by a constant 2 becomes Mul(x, x); other exponents stay", "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, 4]) -> (sq, sq_row, cube, grown) {
+  const two: f32[] = [2]
+  const two_row: f32[1, 1] = [2]
+  const three: f32[] = [3]
+  const two_up: f32[1, 1, 1] = [2]
+  sq = Pow(x, two)
+  sq_row = Pow(x, two_row)
+  cube = Pow(x, three)
+  grown = Pow(x, two_up)
+}
+)";
+  OptimizeResult r = optimize(text, OptimizationLevel::Basic);
+  const Graph& g = *r.graph;
+  // The exponent 3 stays, and so does a 2 whose rank would grow x's.
+  CHECK(record(r, "reduce_strength").changes == 2);
+  CHECK(count(g, OpKind::Pow) == 2);
+  CHECK(count(g, OpKind::Mul) == 2);
+  for (const Node& n : g.nodes())
+    if (n.op == OpKind::Mul) CHECK(n.inputs[0] == n.inputs[1]);
+  CHECK(g.value(*g.find_value("grown")).type.to_string() == "f32[1, N, 4]");
+  CHECK(g.value(*g.find_value("sq")).type.to_string() == "f32[N, 4]");
+}
+
 TEST_CASE("graph passes: a mean over H and W reads the channels-last result, with no transpose for [N, C]",
           "[unit][graph_passes]") {
   const char* text = R"(canary v1
