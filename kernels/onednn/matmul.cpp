@@ -313,6 +313,15 @@ RowsClassPrimitive make_matmul_class(const MatmulPlan& p, OperandEncoding e, con
   return RowsClassPrimitive(dnnl::matmul(pd), std::move(args));
 }
 
+// The key of a matmul's shape class: K, N, the bias row's width (0: none) and the epilogue.
+PrimitiveKey matmul_class_key(const MatmulPlan& p, OperandEncoding e, const Epilogue& epilogue,
+                              std::int64_t addend_columns) {
+  PrimitiveKey key(PrimitiveKind::MatMul, e);
+  for (std::int64_t v : {kAnyRows, p.k, p.y[p.rank - 1], addend_columns}) key.push(v);
+  onednn::push_epilogue(key, epilogue);
+  return key;
+}
+
 // The addend's last dim when it is one row for every product row (all its
 // other dims 1), else 0.
 std::int64_t addend_row_columns(const MatmulPlan& p, const Dims& dims) {
@@ -325,23 +334,19 @@ std::int64_t addend_row_columns(const MatmulPlan& p, const Dims& dims) {
 // does not fit, throws dnnl::error.
 bool run_matmul(const MatmulPlan& p, const Tensor& a, const Tensor& b, Tensor& y, OperandEncoding e,
                 const Epilogue& epilogue) {
+  y.reset(DType::F32, p.out_shape());
+  const std::array<const void*, 3> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
+                                           onednn::encode_operand(b.data<float>(), b.numel(), e, OperandSlot::Weights),
+                                           y.raw()};
+  if (matmul_rows_class_applies(p) &&
+      onednn::thread_rows_classes().try_run(matmul_class_key(p, e, epilogue, 0), matmul_rows(p), buffers,
+                                            [&] { return make_matmul_class(p, e, epilogue); }))
+    return true;
   PrimitiveKey key(PrimitiveKind::MatMul, e);
   key.push_list(p.a_dims());
   key.push_list(p.b_dims());
   onednn::push_epilogue(key, epilogue);
   if (!key.valid()) return false;
-  y.reset(DType::F32, p.out_shape());
-  const std::array<const void*, 3> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
-                                           onednn::encode_operand(b.data<float>(), b.numel(), e, OperandSlot::Weights),
-                                           y.raw()};
-  if (matmul_rows_class_applies(p)) {
-    PrimitiveKey class_key(PrimitiveKind::MatMul, e);
-    for (std::int64_t v : {kAnyRows, p.k, p.y[p.rank - 1]}) class_key.push(v);
-    onednn::push_epilogue(class_key, epilogue);
-    if (onednn::thread_rows_classes().try_run(class_key, matmul_rows(p), buffers,
-                                              [&] { return make_matmul_class(p, e, epilogue); }))
-      return true;
-  }
   onednn::thread_primitive_cache().find_or_create(key, [&] { return make_matmul(p, e, epilogue); }).execute(buffers);
   return true;
 }
@@ -350,8 +355,6 @@ bool run_matmul(const MatmulPlan& p, const Tensor& a, const Tensor& b, Tensor& y
 // does not fit, throws dnnl::error.
 bool run_gemm(const GemmParams& p, const GemmPlan& g, const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y,
               OperandEncoding e, const Epilogue& epilogue) {
-  const PrimitiveKey key = gemm_key(p, g, e, epilogue);
-  if (!key.valid()) return false;
   const std::int64_t out_shape[2] = {g.m, g.n};
   y.reset(DType::F32, out_shape);
   const std::array<const void*, 4> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
@@ -365,6 +368,8 @@ bool run_gemm(const GemmParams& p, const GemmPlan& g, const Tensor& a, const Ten
                                               [&] { return make_gemm_class(p, g, e, epilogue); }))
       return true;
   }
+  const PrimitiveKey key = gemm_key(p, g, e, epilogue);
+  if (!key.valid()) return false;
   onednn::thread_primitive_cache().find_or_create(key, [&] { return make_gemm(p, g, e, epilogue); }).execute(used);
   return true;
 }
@@ -373,6 +378,15 @@ bool run_gemm(const GemmParams& p, const GemmPlan& g, const Tensor& a, const Ten
 // when its key does not fit, throws dnnl::error.
 bool run_matmul_add(const MatmulPlan& p, const Tensor& a, const Tensor& b, const Tensor& addend, const Dims& dims,
                     Tensor& y, OperandEncoding e, const Epilogue& epilogue) {
+  y.reset(DType::F32, p.out_shape());
+  const std::array<const void*, 4> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
+                                           onednn::encode_operand(b.data<float>(), b.numel(), e, OperandSlot::Weights),
+                                           y.raw(), addend.raw()};
+  const std::int64_t columns = addend_row_columns(p, dims);
+  if (columns > 0 && matmul_rows_class_applies(p) &&
+      onednn::thread_rows_classes().try_run(matmul_class_key(p, e, epilogue, columns), matmul_rows(p), buffers,
+                                            [&] { return make_matmul_class(p, e, epilogue, columns); }))
+    return true;
   PrimitiveKey key(PrimitiveKind::MatMul, e);
   key.push_list(p.a_dims());
   key.push_list(p.b_dims());
@@ -380,19 +394,6 @@ bool run_matmul_add(const MatmulPlan& p, const Tensor& a, const Tensor& b, const
   key.push_list(std::span<const std::int64_t>(dims.data(), p.rank));
   onednn::push_epilogue(key, epilogue);
   if (!key.valid()) return false;
-  y.reset(DType::F32, p.out_shape());
-  const std::array<const void*, 4> buffers{onednn::encode_operand(a.data<float>(), a.numel(), e, OperandSlot::Source),
-                                           onednn::encode_operand(b.data<float>(), b.numel(), e, OperandSlot::Weights),
-                                           y.raw(), addend.raw()};
-  const std::int64_t columns = addend_row_columns(p, dims);
-  if (columns > 0 && matmul_rows_class_applies(p)) {
-    PrimitiveKey class_key(PrimitiveKind::MatMul, e);
-    for (std::int64_t v : {kAnyRows, p.k, p.y[p.rank - 1], std::int64_t{-3}, columns}) class_key.push(v);
-    onednn::push_epilogue(class_key, epilogue);
-    if (onednn::thread_rows_classes().try_run(class_key, matmul_rows(p), buffers,
-                                              [&] { return make_matmul_class(p, e, epilogue, columns); }))
-      return true;
-  }
   onednn::thread_primitive_cache()
       .find_or_create(key, [&] { return make_matmul(p, e, epilogue, &dims); })
       .execute(buffers);

@@ -30,6 +30,24 @@ void check_tiled(std::mt19937& rng, std::int64_t n, std::int64_t c, std::int64_t
   check_close(want, got);
 }
 
+// Runs x [n, c, width] * w [m, c, kernel] (not constant), negates w in
+// place and runs again: the second result must be the reference's for the
+// new contents, not the kept copy's.
+void check_rewritten_weights(std::mt19937& rng, std::int64_t n, std::int64_t c, std::int64_t m, std::int64_t width,
+                             std::int64_t kernel) {
+  const Tensor x = random_tensor(rng, {n, c, width});
+  Tensor w = random_tensor(rng, {m, c, kernel});
+  Tensor first, second, want;
+  k::ConvParams p;
+  REQUIRE(k::onednn_conv(p, x, w, nullptr, first, false));
+  float* wp = w.data<float>();
+  for (std::int64_t i = 0; i < w.numel(); ++i) wp[i] = -wp[i];
+  REQUIRE(k::onednn_conv(p, x, w, nullptr, second, false));
+  k::conv(p, x, w, nullptr, want);
+  check_close(want, second);
+  CHECK(second.data<float>()[0] == Approx(-first.data<float>()[0]).epsilon(1e-4));
+}
+
 }  // namespace
 
 TEST_CASE("tiled conv: batch and width across tile and group boundaries", "[unit][differential][onednn]") {
@@ -58,18 +76,8 @@ TEST_CASE("tiled conv: padding, dilation and no bias", "[unit][differential][one
 
 TEST_CASE("tiled conv: weights that are not constant are read on every call", "[unit][onednn]") {
   std::mt19937 rng(47);
-  const Tensor x = random_tensor(rng, {2, 3, 40});
-  Tensor w = random_tensor(rng, {4, 3, 3});
-  Tensor first, second, want;
-  k::ConvParams p;
-  REQUIRE(k::onednn_conv(p, x, w, nullptr, first, false));
   // Same buffer, new contents: a caller's input tensor rewritten in place.
-  float* wp = w.data<float>();
-  for (std::int64_t i = 0; i < w.numel(); ++i) wp[i] = -2.0f * wp[i];
-  REQUIRE(k::onednn_conv(p, x, w, nullptr, second, false));
-  k::conv(p, x, w, nullptr, want);
-  check_close(want, second);
-  CHECK(second.data<float>()[0] == Approx(-2.0 * first.data<float>()[0]).epsilon(1e-4));
+  check_rewritten_weights(rng, 2, 3, 4, 40, 3);
 }
 
 TEST_CASE("tiled conv: a new constant weight buffer replaces the kept copy", "[unit][onednn]") {
@@ -95,14 +103,5 @@ TEST_CASE("tiled conv: two threads split the tiles and agree with the reference"
   // Too few groups to split: the calling thread runs them all.
   check_tiled(rng, 2, 32, 32, 130, 5, {}, false, true);
   // Weights rewritten in place between parallel calls are read again by every thread.
-  const Tensor x = random_tensor(rng, {33, 32, 200});
-  Tensor w = random_tensor(rng, {32, 32, 5});
-  Tensor first, second, want;
-  k::ConvParams p;
-  REQUIRE(k::onednn_conv(p, x, w, nullptr, first, false));
-  float* wp = w.data<float>();
-  for (std::int64_t i = 0; i < w.numel(); ++i) wp[i] = -wp[i];
-  REQUIRE(k::onednn_conv(p, x, w, nullptr, second, false));
-  k::conv(p, x, w, nullptr, want);
-  check_close(want, second);
+  check_rewritten_weights(rng, 33, 32, 32, 200, 5);
 }
