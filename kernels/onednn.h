@@ -85,12 +85,13 @@ bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Te
 // weights_are_constant: as for onednn_lstm (the blocked weight copy is kept).
 bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
                  bool weights_are_constant = false, const Epilogue& epilogue = {});
-// ONNX LSTM (same arguments as kernels::lstm) on oneDNN's lstm_forward. Does
-// not apply to peepholes, clip, input_forget, or a sequence_lens entry < T.
+// ONNX LSTM (same arguments as kernels::lstm) on oneDNN's sgemm and a
+// vectorised cell update (kernels/onednn/lstm.cpp): nothing is created per
+// shape. Does not apply to a sequence_lens entry < T.
 // weights_are_constant: the caller guarantees that w, r and b (when present)
 // are never written while any tensor shares their buffers (model constants);
-// their oneDNN-layout conversion is then kept in the calling thread's LSTM
-// weight cache instead of being redone on every call. Otherwise, or for
+// their transposed copy is then kept in the calling thread's LSTM weight
+// cache instead of being redone on every call. Otherwise, or for
 // wrapped (caller-owned) buffers, the weights are converted per call.
 bool onednn_lstm(const LstmParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
                  const Tensor* sequence_lens, const Tensor* initial_h, const Tensor* initial_c,

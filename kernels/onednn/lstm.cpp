@@ -1,68 +1,113 @@
-// oneDNN lstm_forward (inference) for the ONNX LSTM op in f32.
+// The f32 ONNX LSTM on oneDNN's sgemm and a vectorised cell update, with
+// nothing created per shape.
 //
-// Mapping: ONNX gates i, o, f, c are permuted to oneDNN's i, f, c~, o; W
-// [D, 4H, I] and R [D, 4H, H] are transposed into plain ldigo weights; the
-// bias is Wb + Rb in ldgo. X and Y use tnc (layout 0) or ntc (layout 1)
-// strides directly where the buffers match; otherwise (bidirectional Y in
-// layout 0, bidirectional states in layout 1) values go through a per-thread
-// scratch buffer. Absent initial states and bias are zeros.
+// Per direction: one product projects every step's input, G = X W^T (T*B
+// rows), then each step adds h R^T onto its rows of G (beta 1) and the cell
+// update (kernels/onednn/lstm_cell.h) turns them into the new c and h, which
+// also go to Y. sgemm takes every dim per call, so a new batch size or window
+// costs what its arithmetic costs. oneDNN's lstm_forward, which this
+// replaces, is a primitive per (T, B): on the vehicle model the first call at
+// each new shape of a 40-shape stream cost 4.3x a repeat call (7.1 ms against
+// 1.6 ms, the primitive's first execution 24 ms against 1.8 ms at T 94, B 52).
 //
-// The weights (a copy of D * 4H * (I + H) floats) are converted on every call
-// unless the caller marks them constant: then the conversion is kept in the
-// per-thread LSTM weight cache (kernels/onednn/lstm_weight_cache.h), keyed by
-// the source buffers, which each entry holds so they stay unchanged and their
-// addresses cannot be reused while it exists.
+// Weights: W and R are transposed into [K][4H] per direction (gates kept in
+// ONNX order i, o, f, c) and the bias is Wb + Rb. That conversion runs on
+// every call unless the caller marks the weights constant: then it is kept in
+// the per-thread LSTM weight cache (kernels/onednn/lstm_weight_cache.h),
+// keyed by the source buffers, which each entry holds so they stay unchanged
+// and their addresses cannot be reused while it exists.
 //
-// Cases oneDNN cannot express exactly return false so the reference kernel
-// runs: peepholes, clip, input_forget, any sequence length below T, and every
-// shape or dtype the reference kernel would reject.
+// Cases left to the reference kernel (false): any sequence length below T,
+// and every shape or dtype the reference kernel would reject.
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/onednn.h"
-#include "kernels/onednn/engine.h"
+#include "kernels/onednn/lstm_cell.h"
 #include "kernels/onednn/lstm_weight_cache.h"
-#include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
 #include "kernels/onednn/scratch_limit.h"
 #include "kernels/onednn/threading.h"
+#include "runtime/core/host_memory.h"
 
 namespace canary::kernels {
 namespace {
 
-using onednn::CachedPrimitive;
 using onednn::LstmWeights;
-using onednn::PrimitiveKey;
-using onednn::PrimitiveKind;
-
-// For each oneDNN gate (i, f, c~, o), the ONNX gate index (ONNX order i, o, f, c).
-constexpr std::array<std::int64_t, 4> kOnnxGate = {0, 2, 3, 1};
 
 // Dimensions of one LSTM call.
 struct LstmPlan {
   std::int64_t seq = 0, batch = 0, input = 0, hidden = 0, directions = 1, layout = 0;
   LstmDirection direction = LstmDirection::Forward;
 
-  // Bidirectional layout-1 states [B, 2, H] differ from oneDNN's ldnc [1, 2, B, H].
-  bool states_transposed() const { return layout == 1 && directions == 2; }
-  // Bidirectional layout-0 Y [T, 2, B, H] differs from oneDNN's concatenated [T, B, 2H].
-  bool y_transposed() const { return layout == 0 && directions == 2; }
-  std::int64_t state_size() const { return directions * batch * hidden; }
   // Flops of one step's recurrent product (4 gates): the serial part, which
   // decides whether a second thread pays.
-  double step_flops() const { return 8.0 * static_cast<double>(directions * batch) * static_cast<double>(hidden * hidden); }
+  double step_flops() const { return 8.0 * static_cast<double>(batch) * static_cast<double>(hidden * hidden); }
+  // Flops of one direction's input projection.
+  double projection_flops() const {
+    return 8.0 * static_cast<double>(seq * batch) * static_cast<double>(input * hidden);
+  }
+  // Where step t's gate rows start in G, and the distance between rows: G's
+  // rows follow X's, (t, b) in layout 0 and (b, t) in layout 1.
+  std::int64_t gate_offset(std::int64_t t) const { return (layout == 0 ? t * batch : t) * 4 * hidden; }
+  std::int64_t gate_stride() const { return (layout == 0 ? 1 : seq) * 4 * hidden; }
+  // The same for direction d's rows of Y: [T, D, B, H] in layout 0, [B, T, D, H] in layout 1.
+  std::int64_t y_offset(std::int64_t t, std::int64_t d) const {
+    return (layout == 0 ? (t * directions + d) * batch : t * directions + d) * hidden;
+  }
+  std::int64_t y_stride() const { return (layout == 0 ? 1 : seq * directions) * hidden; }
+  // The same for direction d's rows of a state: [D, B, H] in layout 0, [B, D, H] in layout 1.
+  std::int64_t state_offset(std::int64_t d) const { return (layout == 0 ? d * batch : d) * hidden; }
+  std::int64_t state_stride() const { return (layout == 0 ? 1 : directions) * hidden; }
 };
 
-// Per-thread buffers for per-call converted weights, zero states and transposed values.
+// A float buffer that grows without zero-filling, on huge pages when large
+// (runtime/core/host_memory.h): G is written whole by the projection before
+// it is read, and on a new largest shape filling it first would touch every
+// fresh page twice.
+class UninitializedFloats {
+ public:
+  float* reserve(std::size_t n) {
+    if (n > capacity_) {
+      data_.reset();
+      capacity_ = 0;
+      if (n > std::numeric_limits<std::size_t>::max() / sizeof(float)) throw std::bad_alloc();
+      data_.reset(static_cast<float*>(allocate_host_buffer(n * sizeof(float))));
+      if (!data_) throw std::bad_alloc();
+      capacity_ = n;
+    }
+    return data_.get();
+  }
+  // Frees a buffer above kMaxRetainedScratchBytes (as release_large_scratch does).
+  void release_if_large() {
+    if (capacity_ * sizeof(float) > onednn::kMaxRetainedScratchBytes) {
+      data_.reset();
+      capacity_ = 0;
+    }
+  }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data_;
+  std::size_t capacity_ = 0;
+};
+
+// Per-thread buffers: per-call converted weights, G, and one direction's states.
 struct LstmScratch {
   LstmWeights weights;
-  std::vector<float> h0, c0, y, y_h, y_c;
+  UninitializedFloats gates;
+  std::vector<float> h, c;
 };
 
 // The calling thread's scratch buffers.
@@ -85,10 +130,10 @@ bool full_lengths(const Tensor* lens, const LstmPlan& g) {
   return true;
 }
 
-// Derives the dims and checks every input; false where oneDNN cannot run the case exactly.
+// Derives the dims and checks every input; false where this kernel does not run the case.
 bool plan_lstm(const LstmParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
                const Tensor* lens, const Tensor* h0, const Tensor* c0, const Tensor* peep, LstmPlan& g) {
-  if (peep != nullptr || p.clip || p.input_forget || (p.layout != 0 && p.layout != 1)) return false;
+  if (p.layout != 0 && p.layout != 1) return false;
   if (x.dtype() != DType::F32 || w.dtype() != DType::F32 || r.dtype() != DType::F32 || x.rank() != 3) return false;
   g.layout = p.layout;
   g.direction = p.direction;
@@ -103,92 +148,43 @@ bool plan_lstm(const LstmParams& p, const Tensor& x, const Tensor& w, const Tens
   if (w.shape() != Shape{D, 4 * H, g.input} || r.shape() != Shape{D, 4 * H, H}) return false;
   const Shape state = p.layout == 0 ? Shape{D, g.batch, H} : Shape{g.batch, D, H};
   if (!optional_f32_of_shape(b, Shape{D, 8 * H}) || !optional_f32_of_shape(h0, state) ||
-      !optional_f32_of_shape(c0, state))
+      !optional_f32_of_shape(c0, state) || !optional_f32_of_shape(peep, Shape{D, 3 * H}))
     return false;
-  const std::int64_t y_dims[3] = {g.seq, g.batch, D * H};
-  return onednn::dense_size_fits(y_dims) && full_lengths(lens, g);
+  return onednn::scratch_fits_limit({g.seq, g.batch, 4, H}) && full_lengths(lens, g);
 }
 
-// The oneDNN direction of an ONNX direction.
-dnnl::rnn_direction rnn_direction_of(LstmDirection d) {
-  switch (d) {
-    case LstmDirection::Forward: return dnnl::rnn_direction::unidirectional_left2right;
-    case LstmDirection::Reverse: return dnnl::rnn_direction::unidirectional_right2left;
-    case LstmDirection::Bidirectional: break;
-  }
-  return dnnl::rnn_direction::bidirectional_concat;
-}
-
-// A [T, B, C] descriptor laid out as tnc (layout 0) or ntc (layout 1).
-dnnl::memory::desc sequence_desc(const LstmPlan& g, std::int64_t channels) {
-  const std::int64_t dims[3] = {g.seq, g.batch, channels};
-  if (g.layout == 0) return onednn::row_major_desc(dims);
-  const std::int64_t strides[3] = {channels, g.seq * channels, 1};
-  return onednn::strided_desc(dims, strides);
-}
-
-// Creates the lstm_forward primitive with plain ldigo weights and ldnc states.
-CachedPrimitive make_lstm(const LstmPlan& g) {
-  const std::int64_t D = g.directions, H = g.hidden;
-  const std::int64_t state_dims[4] = {1, D, g.batch, H};
-  const std::int64_t wl_dims[5] = {1, D, g.input, 4, H};
-  const std::int64_t wi_dims[5] = {1, D, H, 4, H};
-  const std::int64_t bias_dims[4] = {1, D, 4, H};
-  const dnnl::memory::desc src_md = sequence_desc(g, g.input), dst_md = sequence_desc(g, D * H);
-  const dnnl::memory::desc state_md = onednn::row_major_desc(state_dims);
-  const dnnl::memory::desc wl_md = onednn::row_major_desc(wl_dims), wi_md = onednn::row_major_desc(wi_dims);
-  const dnnl::memory::desc bias_md = onednn::row_major_desc(bias_dims);
-  const dnnl::lstm_forward::desc desc(dnnl::prop_kind::forward_inference, rnn_direction_of(g.direction), src_md,
-                                      state_md, state_md, wl_md, wi_md, bias_md, dst_md, state_md, state_md);
-  const dnnl::lstm_forward::primitive_desc pd(desc, onednn::cpu_engine());
-  CachedPrimitive entry{dnnl::lstm_forward(pd)};
-  entry.add_argument(DNNL_ARG_SRC_LAYER, src_md);
-  entry.add_argument(DNNL_ARG_SRC_ITER, state_md);
-  entry.add_argument(DNNL_ARG_SRC_ITER_C, state_md);
-  entry.add_argument(DNNL_ARG_WEIGHTS_LAYER, wl_md);
-  entry.add_argument(DNNL_ARG_WEIGHTS_ITER, wi_md);
-  entry.add_argument(DNNL_ARG_BIAS, bias_md);
-  entry.add_argument(DNNL_ARG_DST_LAYER, dst_md);
-  entry.add_argument(DNNL_ARG_DST_ITER, state_md);
-  entry.add_argument(DNNL_ARG_DST_ITER_C, state_md);
-  return entry;
-}
-
-// Transposes ONNX weights [D, 4H, K] (gates i o f c) into oneDNN ldigo [1, D, K, 4, H] (gates i f c~ o).
-// Works on blocks of 16 output units so that both reads and writes stay sequential.
-void convert_weights(const float* src, std::int64_t D, std::int64_t H, std::int64_t K, std::vector<float>& dst) {
+// Transposes ONNX weights [D, 4H, K] into [D][K][4H], so one step's product
+// is h [B, K] times a plain [K, 4H] matrix. Works on blocks of 16 gate rows so
+// that both reads and writes stay sequential.
+void transpose_weights(const float* src, std::int64_t D, std::int64_t H, std::int64_t K, std::vector<float>& dst) {
   constexpr std::int64_t kBlock = 16;
-  dst.resize(static_cast<std::size_t>(D * K * 4 * H));
-  for (std::int64_t d = 0; d < D; ++d)
-    for (std::int64_t gate = 0; gate < 4; ++gate) {
-      const float* rows = src + (d * 4 * H + kOnnxGate[gate] * H) * K;
-      float* cols = dst.data() + d * K * 4 * H + gate * H;
-      for (std::int64_t o0 = 0; o0 < H; o0 += kBlock) {
-        const std::int64_t n = std::min(kBlock, H - o0);
-        for (std::int64_t k = 0; k < K; ++k)
-          for (std::int64_t o = o0; o < o0 + n; ++o) cols[k * 4 * H + o] = rows[o * K + k];
-      }
+  const std::int64_t rows = 4 * H;
+  dst.resize(static_cast<std::size_t>(D * K * rows));
+  for (std::int64_t d = 0; d < D; ++d) {
+    const float* in = src + d * rows * K;
+    float* out = dst.data() + d * K * rows;
+    for (std::int64_t o0 = 0; o0 < rows; o0 += kBlock) {
+      const std::int64_t end = std::min(rows, o0 + kBlock);
+      for (std::int64_t k = 0; k < K; ++k)
+        for (std::int64_t o = o0; o < end; ++o) out[k * rows + o] = in[o * K + k];
     }
+  }
 }
 
-// oneDNN bias [1, D, 4, H] = Wb + Rb from ONNX B [D, 8H], gates permuted; zeros when absent.
-void convert_bias(const Tensor* b, std::int64_t D, std::int64_t H, std::vector<float>& dst) {
+// Bias [D][4H] = Wb + Rb from ONNX B [D, 8H]; zeros when absent.
+void sum_bias(const Tensor* b, std::int64_t D, std::int64_t H, std::vector<float>& dst) {
   dst.assign(static_cast<std::size_t>(D * 4 * H), 0.0f);
   if (b == nullptr) return;
   const float* pb = b->data<float>();
   for (std::int64_t d = 0; d < D; ++d)
-    for (std::int64_t gate = 0; gate < 4; ++gate)
-      for (std::int64_t o = 0; o < H; ++o) {
-        const float* wb = pb + d * 8 * H + kOnnxGate[gate] * H + o;
-        dst[static_cast<std::size_t>((d * 4 + gate) * H + o)] = wb[0] + wb[4 * H];
-      }
+    for (std::int64_t k = 0; k < 4 * H; ++k) dst[static_cast<std::size_t>(d * 4 * H + k)] = pb[d * 8 * H + k] + pb[d * 8 * H + 4 * H + k];
 }
 
-// Converts W, R and B into oneDNN's layouts.
+// Converts W, R and B.
 void convert_all(const LstmPlan& g, const Tensor& w, const Tensor& r, const Tensor* b, LstmWeights& out) {
-  convert_weights(w.data<float>(), g.directions, g.hidden, g.input, out.layer);
-  convert_weights(r.data<float>(), g.directions, g.hidden, g.hidden, out.iter);
-  convert_bias(b, g.directions, g.hidden, out.bias);
+  transpose_weights(w.data<float>(), g.directions, g.hidden, g.input, out.layer);
+  transpose_weights(r.data<float>(), g.directions, g.hidden, g.hidden, out.iter);
+  sum_bias(b, g.directions, g.hidden, out.bias);
 }
 
 // The converted weights for this call: from the thread's weight cache when the
@@ -209,32 +205,57 @@ const LstmWeights& lstm_weights(const LstmPlan& g, const Tensor& w, const Tensor
   return scratch;
 }
 
-// Copies [A, B, H] into [B, A, H] (swaps the two leading dims).
-void swap_leading(const float* src, std::int64_t a, std::int64_t b, std::int64_t h, float* dst) {
-  for (std::int64_t i = 0; i < a; ++i)
-    for (std::int64_t j = 0; j < b; ++j) std::copy_n(src + (i * b + j) * h, h, dst + (j * a + i) * h);
+// C [M, N] (row stride ldc) = A [M, K] (row stride lda) B [K, N] + beta C, row-major, on oneDNN's sgemm.
+void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda, const float* B,
+          float beta, float* C, std::int64_t ldc) {
+  dnnl::error::wrap_c_api(dnnl_sgemm('N', 'N', M, N, K, 1.0f, A, lda, B, N, beta, C, ldc), "could not run sgemm");
 }
 
-// The ldnc buffer for an initial state: the input itself, a transposed copy, or zeros.
-const float* initial_state(const LstmPlan& g, const Tensor* t, std::vector<float>& scratch) {
-  if (t != nullptr && !g.states_transposed()) return t->data<float>();
-  scratch.resize(static_cast<std::size_t>(g.state_size()));
-  if (t == nullptr) std::fill(scratch.begin(), scratch.end(), 0.0f);
-  else swap_leading(t->data<float>(), g.batch, g.directions, g.hidden, scratch.data());
-  return scratch.data();
+// Copies `rows` rows of H floats between a strided and a dense layout.
+void copy_rows(const float* src, std::int64_t src_stride, std::int64_t rows, std::int64_t H, float* dst,
+               std::int64_t dst_stride) {
+  for (std::int64_t b = 0; b < rows; ++b) std::copy_n(src + b * src_stride, H, dst + b * dst_stride);
 }
 
-// The ldnc buffer oneDNN writes a final state to: the output itself or scratch.
-float* final_state(const LstmPlan& g, Tensor* t, std::vector<float>& scratch) {
-  if (t != nullptr && !g.states_transposed()) return t->data<float>();
-  scratch.resize(static_cast<std::size_t>(g.state_size()));
-  return scratch.data();
-}
-
-// Copies a final state from scratch into a layout-1 bidirectional output.
-void finish_state(const LstmPlan& g, Tensor* t, const std::vector<float>& scratch) {
-  if (t != nullptr && g.states_transposed())
-    swap_leading(scratch.data(), g.directions, g.batch, g.hidden, t->data<float>());
+// Runs direction d over all steps: writes its rows of Y and its final states.
+void run_direction(const LstmParams& p, const LstmPlan& g, const LstmWeights& weights, std::int64_t d,
+                   const Tensor& x, const Tensor* peep, const Tensor* h0, const Tensor* c0, Tensor* y, Tensor* y_h,
+                   Tensor* y_c) {
+  LstmScratch& s = thread_scratch();
+  const std::int64_t B = g.batch, H = g.hidden, rows = 4 * H;
+  float* all_gates = s.gates.reserve(static_cast<std::size_t>(g.seq * B * rows));
+  s.h.assign(static_cast<std::size_t>(B * H), 0.0f);
+  s.c.assign(static_cast<std::size_t>(B * H), 0.0f);
+  if (h0) copy_rows(h0->data<float>() + g.state_offset(d), g.state_stride(), B, H, s.h.data(), H);
+  if (c0) copy_rows(c0->data<float>() + g.state_offset(d), g.state_stride(), B, H, s.c.data(), H);
+  {
+    const onednn::SerialWhenSmall threads(g.projection_flops());
+    gemm(g.seq * B, rows, g.input, x.data<float>(), g.input, weights.layer.data() + d * g.input * rows, 0.0f,
+         all_gates, rows);
+  }
+  onednn::LstmCellRows step;
+  step.gates_stride = g.gate_stride();
+  step.bias = weights.bias.data() + d * rows;
+  step.peepholes = peep ? peep->data<float>() + d * 3 * H : nullptr;
+  step.clip = p.clip ? static_cast<float>(*p.clip) : std::numeric_limits<float>::infinity();
+  step.input_forget = p.input_forget;
+  step.c = s.c.data();
+  step.h = s.h.data();
+  step.y_stride = g.y_stride();
+  step.rows = B;
+  step.hidden = H;
+  const bool reverse = g.direction == LstmDirection::Reverse || d == 1;
+  const onednn::SerialWhenSmall threads(g.step_flops());
+  for (std::int64_t i = 0; i < g.seq; ++i) {
+    const std::int64_t t = reverse ? g.seq - 1 - i : i;
+    float* gates = all_gates + g.gate_offset(t);
+    gemm(B, rows, H, s.h.data(), H, weights.iter.data() + d * H * rows, 1.0f, gates, g.gate_stride());
+    step.gates = gates;
+    step.y = y ? y->data<float>() + g.y_offset(t, d) : nullptr;
+    onednn::lstm_cell_rows(step);
+  }
+  if (y_h) copy_rows(s.h.data(), H, B, H, y_h->data<float>() + g.state_offset(d), g.state_stride());
+  if (y_c) copy_rows(s.c.data(), H, B, H, y_c->data<float>() + g.state_offset(d), g.state_stride());
 }
 
 // Sizes the requested outputs like the reference kernel.
@@ -253,60 +274,29 @@ bool outputs_alias_inputs(std::initializer_list<const Tensor*> inputs, std::init
   return false;
 }
 
-// Runs the primitive on the converted weights and the inputs and writes the outputs.
-void execute_lstm(CachedPrimitive& prim, const LstmPlan& g, const LstmWeights& weights, const Tensor& x,
-                  const Tensor* h0, const Tensor* c0, Tensor* y, Tensor* y_h, Tensor* y_c) {
-  LstmScratch& s = thread_scratch();
-  const std::int64_t D = g.directions, H = g.hidden;
-  reset_outputs(g, y, y_h, y_c);
-  float* dst = y && !g.y_transposed() ? y->data<float>() : nullptr;
-  if (dst == nullptr) {
-    s.y.resize(static_cast<std::size_t>(g.seq * g.batch * D * H));
-    dst = s.y.data();
-  }
-  const std::array<const void*, 9> buffers{x.raw(),
-                                           initial_state(g, h0, s.h0),
-                                           initial_state(g, c0, s.c0),
-                                           weights.layer.data(),
-                                           weights.iter.data(),
-                                           weights.bias.data(),
-                                           dst,
-                                           final_state(g, y_h, s.y_h),
-                                           final_state(g, y_c, s.y_c)};
-  prim.execute(buffers);
-  if (y && g.y_transposed())
-    for (std::int64_t t = 0; t < g.seq; ++t)
-      swap_leading(dst + t * g.batch * D * H, g.batch, D, H, y->data<float>() + t * D * g.batch * H);
-  finish_state(g, y_h, s.y_h);
-  finish_state(g, y_c, s.y_c);
-  onednn::release_large_scratch({&s.y, &s.h0, &s.c0, &s.y_h, &s.y_c});
-}
-
 }  // namespace
 
-// oneDNN LSTM into whichever of y, y_h, y_c are requested, or false when the case does not apply.
+// The LSTM into whichever of y, y_h, y_c are requested, or false when the case does not apply.
 bool onednn_lstm(const LstmParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
                  const Tensor* sequence_lens, const Tensor* initial_h, const Tensor* initial_c,
                  const Tensor* peepholes, Tensor* y, Tensor* y_h, Tensor* y_c, bool weights_are_constant) {
   onednn::thread_primitive_cache().count_call();
   LstmPlan g;
   if (!plan_lstm(p, x, w, r, b, sequence_lens, initial_h, initial_c, peepholes, g)) return false;
-  if (outputs_alias_inputs({&x, &w, &r, b, sequence_lens, initial_h, initial_c}, {y, y_h, y_c})) return false;
-  // Without a directly written y the sequence goes to scratch; the reference needs none.
-  if (!(y && !g.y_transposed()) && !onednn::scratch_fits_limit({g.seq, g.batch, g.directions, g.hidden}))
+  if (outputs_alias_inputs({&x, &w, &r, b, sequence_lens, initial_h, initial_c, peepholes}, {y, y_h, y_c}))
     return false;
-  const onednn::SerialWhenSmall threads(g.step_flops());
-  PrimitiveKey key(PrimitiveKind::Lstm);
-  for (std::int64_t v : {g.seq, g.batch, g.input, g.hidden, g.layout, static_cast<std::int64_t>(g.direction)})
-    key.push(v);
   try {
-    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_lstm(g); });
     const LstmWeights& weights = lstm_weights(g, w, r, b, weights_are_constant);
-    execute_lstm(prim, g, weights, x, initial_h, initial_c, y, y_h, y_c);
-    return true;
+    reset_outputs(g, y, y_h, y_c);
+    for (std::int64_t d = 0; d < g.directions; ++d)
+      run_direction(p, g, weights, d, x, peepholes, initial_h, initial_c, y, y_h, y_c);
   } catch (const dnnl::error&) {
     return false;
   }
+  LstmScratch& s = thread_scratch();
+  s.gates.release_if_large();
+  onednn::release_large_scratch({&s.h, &s.c});
+  return true;
 }
 
 }  // namespace canary::kernels

@@ -1,4 +1,4 @@
-// The per-thread cache of LSTM weights converted to oneDNN's layouts, for
+// The per-thread cache of LSTM weights converted to the kernel's layouts, for
 // weights the caller guarantees immutable (model constants).
 //
 // An entry is keyed by the source buffers' addresses, the dims and the
@@ -23,7 +23,7 @@
 
 namespace canary::kernels::onednn {
 
-// LSTM weights in oneDNN's layouts: ldigo layer and iteration weights, ldgo bias.
+// LSTM weights as the kernel multiplies them: W and R transposed to [D][K][4H], bias Wb + Rb [D][4H].
 struct LstmWeights {
   std::vector<float> layer, iter, bias;
 };

@@ -2,18 +2,18 @@
 // once per process from the host's ISA.
 #include "kernels/reference/wide_sums.h"
 
+#include "kernels/host_simd.h"
+
 namespace canary::kernels::reference {
 
 namespace {
 
 // The loop is compiled three times, for AVX-512, AVX2 and the baseline, and
-// dispatched at run time. (GCC's target_clones would do the same through an
-// ifunc resolver, but that resolver runs while the loader relocates the
-// binary, before a sanitizer's runtime is up, and crashed the ThreadSanitizer
-// build.) This file is compiled with -ffp-contract=off
-// (kernels/CMakeLists.txt): AVX-512F has FMA, and no version may fuse a
-// product into its sum, so every version rounds each product and each sum
-// as the baseline does and the results are the same bits on every host.
+// dispatched at run time (kernels/host_simd.h). This file is compiled with
+// -ffp-contract=off (kernels/CMakeLists.txt): AVX-512F has FMA, and no
+// version may fuse a product into its sum, so every version rounds each
+// product and each sum as the baseline does and the results are the same
+// bits on every host.
 // (Holding blocks of outputs in registers across all terms measured 10-20%
 // slower on the samples' Conv and LSTM than this loop, so it stays simple.)
 #if defined(__clang__)  // vectorises at -O2 already
@@ -48,15 +48,6 @@ template <typename T>
 CANARY_VECTORISE void accumulate_baseline(double* acc, const T* x, std::int64_t n, std::int64_t stride,
                                           double weight) {
   accumulate(acc, x, n, stride, weight);
-}
-
-enum class Simd { Avx512, Avx2, Baseline };
-
-Simd host_simd() {
-  static const Simd simd = __builtin_cpu_supports("avx512f") ? Simd::Avx512
-                           : __builtin_cpu_supports("avx2")  ? Simd::Avx2
-                                                             : Simd::Baseline;
-  return simd;
 }
 
 template <typename T>

@@ -10,6 +10,7 @@
 #include "canary/error.h"
 #include "runtime/core/arena_budget.h"
 #include "runtime/core/fault_injection.h"
+#include "runtime/core/host_memory.h"
 
 namespace canary {
 
@@ -126,7 +127,7 @@ std::shared_ptr<Tensor::Storage> Tensor::allocate(std::size_t bytes, DType dtype
   // From here the storage's destructor gives the charge back, whatever fails.
   s->arena = current_arena;
   s->capacity = rounded;
-  s->data = std::aligned_alloc(kTensorAlignment, rounded);
+  s->data = allocate_host_buffer(rounded);
   if (!s->data) throw Error(ErrorKind::Resource, "cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
   s->owned = true;
   return s;

@@ -125,5 +125,5 @@ TEST_CASE("LSTM weights fed as an input are converted on every run", "[unit][one
   CHECK_FALSE(close_to(want1[1], got2[1]));
   CHECK(k::onednn_lstm_weight_cache_stats().size == 0);
   CHECK(k::onednn_lstm_weight_cache_stats().misses == 0);
-  CHECK(k::onednn_cache_stats().hits == 1);  // the oneDNN kernel ran both times, on one primitive
+  CHECK(k::onednn_cache_stats().calls == 2);  // the oneDNN kernel was asked both times
 }
