@@ -123,9 +123,10 @@ bool onednn_global_average_pool(const Tensor& x, Tensor& y);
 // Inference BatchNormalization of f32 x [N, C, ...], same arguments as kernels::batch_norm.
 bool onednn_batch_norm(const BatchNormParams& p, const Tensor& x, const Tensor& scale, const Tensor& bias,
                        const Tensor& mean, const Tensor& var, Tensor& y);
-// ONNX GRU (same arguments as kernels::gru) on oneDNN's gru_forward, or
-// lbr_gru_forward for linear_before_reset. Does not apply to clip or a
-// sequence_lens entry < T. Weights are converted on every call.
+// ONNX GRU (same arguments as kernels::gru) on oneDNN's sgemm and a
+// vectorised cell update (kernels/onednn/gru.cpp): nothing is created per
+// shape and the weights are read in place. Does not apply to a
+// sequence_lens entry < T.
 bool onednn_gru(const GruParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
                 const Tensor* sequence_lens, const Tensor* initial_h, Tensor* y, Tensor* y_h);
 

@@ -1,20 +1,22 @@
-// oneDNN gru_forward / lbr_gru_forward (inference) for the ONNX GRU op in f32.
+// The f32 ONNX GRU on oneDNN's sgemm and a vectorised cell update, with
+// nothing created per shape (the same scheme as kernels/onednn/lstm.cpp).
 //
-// Mapping: ONNX gates z, r, h are oneDNN's u, r, o in the same order and with
-// the same equations (h_t = u * h_{t-1} + (1 - u) * o), so W [D, 3H, I] and
-// R [D, 3H, H] are only transposed, per direction, into plain ldigo weights.
-// linear_before_reset 0 uses gru_forward with bias Wb + Rb [D, 3, H];
-// linear_before_reset 1 uses lbr_gru_forward with bias [D, 4, H] =
-// (Wbz + Rbz, Wbr + Rbr, Wbh, Rbh), Rbh being applied inside r * (...).
-// X and Y use tnc (layout 0) or ntc (layout 1) strides directly where the
-// buffers match; otherwise values go through a per-thread scratch buffer.
-// Weights are converted on every call.
+// Per direction: one product projects every step's input, G = X W^T (T*B
+// rows, gates z, r, h), then each step multiplies the state by R^T into a
+// small buffer S and the cell update (kernels/onednn/gru_cell.h) combines
+// the two with the bias. With linear_before_reset 1 (what PyTorch exports)
+// one product per step serves all three gates; with 0 the h gate's product
+// takes r * h, so the step runs z and r first, then that product, then the
+// rest. oneDNN's gru_forward, which this replaces, is a primitive per (T, B),
+// whose first execution at a new shape cost several times a repeat.
 //
-// Cases oneDNN cannot express exactly return false so the reference kernel
-// runs: clip, any sequence length below T, and every shape or dtype the
-// reference kernel would reject.
+// W and R are read in place (sgemm transposes them on the fly), so nothing
+// is converted per call but the bias: [D][4H] = (Wbz + Rbz, Wbr + Rbr, Wbh,
+// Rbh).
+//
+// Cases left to the reference kernel (false): any sequence length below T,
+// and every shape or dtype the reference kernel would reject.
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -22,40 +24,43 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/onednn.h"
-#include "kernels/onednn/engine.h"
-#include "kernels/onednn/plain_layout.h"
+#include "kernels/onednn/gru_cell.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/scratch_buffer.h"
 #include "kernels/onednn/scratch_limit.h"
 #include "kernels/onednn/threading.h"
 
 namespace canary::kernels {
 namespace {
 
-using onednn::CachedPrimitive;
-using onednn::PrimitiveKey;
-using onednn::PrimitiveKind;
-
-// Dimensions of one GRU call.
+// Dimensions of one GRU call and where each step's rows live (see LstmPlan).
 struct GruPlan {
   std::int64_t seq = 0, batch = 0, input = 0, hidden = 0, directions = 1, layout = 0;
   GruDirection direction = GruDirection::Forward;
   bool linear_before_reset = false;
 
-  bool states_transposed() const { return layout == 1 && directions == 2; }
-  bool y_transposed() const { return layout == 0 && directions == 2; }
-  std::int64_t state_size() const { return directions * batch * hidden; }
-  std::int64_t bias_gates() const { return linear_before_reset ? 4 : 3; }
   // Flops of one step's recurrent product (3 gates): the serial part, which
   // decides whether a second thread pays.
-  double step_flops() const { return 6.0 * static_cast<double>(directions * batch) * static_cast<double>(hidden * hidden); }
+  double step_flops() const { return 6.0 * static_cast<double>(batch) * static_cast<double>(hidden * hidden); }
+  double projection_flops() const {
+    return 6.0 * static_cast<double>(seq * batch) * static_cast<double>(input * hidden);
+  }
+  std::int64_t gate_offset(std::int64_t t) const { return (layout == 0 ? t * batch : t) * 3 * hidden; }
+  std::int64_t gate_stride() const { return (layout == 0 ? 1 : seq) * 3 * hidden; }
+  std::int64_t y_offset(std::int64_t t, std::int64_t d) const {
+    return (layout == 0 ? (t * directions + d) * batch : t * directions + d) * hidden;
+  }
+  std::int64_t y_stride() const { return (layout == 0 ? 1 : seq * directions) * hidden; }
+  std::int64_t state_offset(std::int64_t d) const { return (layout == 0 ? d * batch : d) * hidden; }
+  std::int64_t state_stride() const { return (layout == 0 ? 1 : directions) * hidden; }
 };
 
-// Per-thread buffers for converted weights, zero states and transposed values.
+// Per-thread buffers: G, the step's recurrent products, the state, r * h and the bias.
 struct GruScratch {
-  std::vector<float> layer, iter, bias, h0, y, y_h;
+  onednn::UninitializedFloats gates;
+  std::vector<float> recurrent, h, reset_hidden, bias;
 };
 
-// The calling thread's scratch buffers.
 GruScratch& thread_scratch() {
   thread_local GruScratch scratch;
   return scratch;
@@ -75,10 +80,10 @@ bool full_lengths(const Tensor* lens, const GruPlan& g) {
   return true;
 }
 
-// Derives the dims and checks every input; false where oneDNN cannot run the case exactly.
+// Derives the dims and checks every input; false where this kernel does not run the case.
 bool plan_gru(const GruParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
               const Tensor* lens, const Tensor* h0, GruPlan& g) {
-  if (p.clip || (p.layout != 0 && p.layout != 1)) return false;
+  if (p.layout != 0 && p.layout != 1) return false;
   if (x.dtype() != DType::F32 || w.dtype() != DType::F32 || r.dtype() != DType::F32 || x.rank() != 3) return false;
   g.layout = p.layout;
   g.direction = p.direction;
@@ -94,135 +99,84 @@ bool plan_gru(const GruParams& p, const Tensor& x, const Tensor& w, const Tensor
   if (w.shape() != Shape{D, 3 * H, g.input} || r.shape() != Shape{D, 3 * H, H}) return false;
   const Shape state = p.layout == 0 ? Shape{D, g.batch, H} : Shape{g.batch, D, H};
   if (!optional_f32_of_shape(b, Shape{D, 6 * H}) || !optional_f32_of_shape(h0, state)) return false;
-  const std::int64_t y_dims[3] = {g.seq, g.batch, D * H};
-  return onednn::dense_size_fits(y_dims) && full_lengths(lens, g);
+  return onednn::scratch_fits_limit({g.seq, g.batch, 3, H}) && full_lengths(lens, g);
 }
 
-// The oneDNN direction of an ONNX direction.
-dnnl::rnn_direction rnn_direction_of(GruDirection d) {
-  switch (d) {
-    case GruDirection::Forward: return dnnl::rnn_direction::unidirectional_left2right;
-    case GruDirection::Reverse: return dnnl::rnn_direction::unidirectional_right2left;
-    case GruDirection::Bidirectional: break;
-  }
-  return dnnl::rnn_direction::bidirectional_concat;
-}
-
-// A [T, B, C] descriptor laid out as tnc (layout 0) or ntc (layout 1).
-dnnl::memory::desc sequence_desc(const GruPlan& g, std::int64_t channels) {
-  const std::int64_t dims[3] = {g.seq, g.batch, channels};
-  if (g.layout == 0) return onednn::row_major_desc(dims);
-  const std::int64_t strides[3] = {channels, g.seq * channels, 1};
-  return onednn::strided_desc(dims, strides);
-}
-
-// Builds the primitive of either GRU flavour and registers its arguments.
-template <typename Primitive>
-CachedPrimitive make_flavour(const GruPlan& g, const dnnl::memory::desc& src_md, const dnnl::memory::desc& state_md,
-                             const dnnl::memory::desc& wl_md, const dnnl::memory::desc& wi_md,
-                             const dnnl::memory::desc& bias_md, const dnnl::memory::desc& dst_md) {
-  const typename Primitive::desc desc(dnnl::prop_kind::forward_inference, rnn_direction_of(g.direction), src_md,
-                                      state_md, wl_md, wi_md, bias_md, dst_md, state_md);
-  const typename Primitive::primitive_desc pd(desc, onednn::cpu_engine());
-  CachedPrimitive entry{Primitive(pd)};
-  entry.add_argument(DNNL_ARG_SRC_LAYER, src_md);
-  entry.add_argument(DNNL_ARG_SRC_ITER, state_md);
-  entry.add_argument(DNNL_ARG_WEIGHTS_LAYER, wl_md);
-  entry.add_argument(DNNL_ARG_WEIGHTS_ITER, wi_md);
-  entry.add_argument(DNNL_ARG_BIAS, bias_md);
-  entry.add_argument(DNNL_ARG_DST_LAYER, dst_md);
-  entry.add_argument(DNNL_ARG_DST_ITER, state_md);
-  return entry;
-}
-
-// Creates the GRU primitive with plain ldigo weights and ldnc states.
-CachedPrimitive make_gru(const GruPlan& g) {
+// Bias [D][4H] = (Wbz + Rbz, Wbr + Rbr, Wbh, Rbh) from ONNX B [D, 6H]; zeros when absent.
+void split_bias(const GruPlan& g, const Tensor* b, std::vector<float>& dst) {
   const std::int64_t D = g.directions, H = g.hidden;
-  const std::int64_t state_dims[4] = {1, D, g.batch, H};
-  const std::int64_t wl_dims[5] = {1, D, g.input, 3, H};
-  const std::int64_t wi_dims[5] = {1, D, H, 3, H};
-  const std::int64_t bias_dims[4] = {1, D, g.bias_gates(), H};
-  const dnnl::memory::desc src_md = sequence_desc(g, g.input), dst_md = sequence_desc(g, D * H);
-  const dnnl::memory::desc state_md = onednn::row_major_desc(state_dims);
-  const dnnl::memory::desc wl_md = onednn::row_major_desc(wl_dims), wi_md = onednn::row_major_desc(wi_dims);
-  const dnnl::memory::desc bias_md = onednn::row_major_desc(bias_dims);
-  if (g.linear_before_reset)
-    return make_flavour<dnnl::lbr_gru_forward>(g, src_md, state_md, wl_md, wi_md, bias_md, dst_md);
-  return make_flavour<dnnl::gru_forward>(g, src_md, state_md, wl_md, wi_md, bias_md, dst_md);
-}
-
-// Transposes ONNX weights [D, 3H, K] into oneDNN ldigo [1, D, K, 3, H] (same gate order).
-void convert_weights(const float* src, std::int64_t D, std::int64_t H, std::int64_t K, std::vector<float>& dst) {
-  const std::int64_t G = 3 * H;
-  dst.resize(static_cast<std::size_t>(D * K * G));
-  for (std::int64_t d = 0; d < D; ++d)
-    for (std::int64_t o = 0; o < G; ++o)
-      for (std::int64_t k = 0; k < K; ++k) dst[static_cast<std::size_t>((d * K + k) * G + o)] = src[(d * G + o) * K + k];
-}
-
-// oneDNN bias from ONNX B [D, 6H]: [D, 3, H] = Wb + Rb, or for
-// linear_before_reset [D, 4, H] = (Wbz + Rbz, Wbr + Rbr, Wbh, Rbh); zeros when absent.
-void convert_bias(const GruPlan& g, const Tensor* b, std::vector<float>& dst) {
-  const std::int64_t D = g.directions, H = g.hidden, G = g.bias_gates();
-  dst.assign(static_cast<std::size_t>(D * G * H), 0.0f);
+  dst.assign(static_cast<std::size_t>(D * 4 * H), 0.0f);
   if (b == nullptr) return;
-  const float* pb = b->data<float>();
   for (std::int64_t d = 0; d < D; ++d) {
-    const float* wb = pb + d * 6 * H;
+    const float* wb = b->data<float>() + d * 6 * H;
     const float* rb = wb + 3 * H;
-    float* out = dst.data() + d * G * H;
-    for (std::int64_t i = 0; i < 3 * H; ++i) out[i] = wb[i] + rb[i];
-    if (g.linear_before_reset)
-      for (std::int64_t j = 0; j < H; ++j) {
-        out[2 * H + j] = wb[2 * H + j];
-        out[3 * H + j] = rb[2 * H + j];
-      }
+    float* out = dst.data() + d * 4 * H;
+    for (std::int64_t i = 0; i < 2 * H; ++i) out[i] = wb[i] + rb[i];
+    std::copy_n(wb + 2 * H, H, out + 2 * H);
+    std::copy_n(rb + 2 * H, H, out + 3 * H);
   }
 }
 
-// Copies [A, B, H] into [B, A, H] (swaps the two leading dims).
-void swap_leading(const float* src, std::int64_t a, std::int64_t b, std::int64_t h, float* dst) {
-  for (std::int64_t i = 0; i < a; ++i)
-    for (std::int64_t j = 0; j < b; ++j) std::copy_n(src + (i * b + j) * h, h, dst + (j * a + i) * h);
+// C [M, N] (row stride ldc) = A [M, K] (row stride lda) times B^T, B given as
+// [N, K] rows (an ONNX weight block), row-major, on oneDNN's sgemm.
+void gemm_bt(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda, const float* B,
+             float* C, std::int64_t ldc) {
+  dnnl::error::wrap_c_api(dnnl_sgemm('N', 'T', M, N, K, 1.0f, A, lda, B, K, 0.0f, C, ldc), "could not run sgemm");
 }
 
-// The ldnc buffer for the initial state: the input itself, a transposed copy, or zeros.
-const float* initial_state(const GruPlan& g, const Tensor* t, std::vector<float>& scratch) {
-  if (t != nullptr && !g.states_transposed()) return t->data<float>();
-  scratch.resize(static_cast<std::size_t>(g.state_size()));
-  if (t == nullptr) std::fill(scratch.begin(), scratch.end(), 0.0f);
-  else swap_leading(t->data<float>(), g.batch, g.directions, g.hidden, scratch.data());
-  return scratch.data();
+// Copies `rows` rows of H floats between a strided and a dense layout.
+void copy_rows(const float* src, std::int64_t src_stride, std::int64_t rows, std::int64_t H, float* dst,
+               std::int64_t dst_stride) {
+  for (std::int64_t b = 0; b < rows; ++b) std::copy_n(src + b * src_stride, H, dst + b * dst_stride);
 }
 
-// Runs the primitive on converted weights and writes the requested outputs.
-void execute_gru(CachedPrimitive& prim, const GruPlan& g, const Tensor& x, const Tensor& w, const Tensor& r,
-                 const Tensor* b, const Tensor* h0, Tensor* y, Tensor* y_h) {
+// Runs direction d over all steps: writes its rows of Y and its final state.
+void run_direction(const GruParams& p, const GruPlan& g, std::int64_t d, const Tensor& x, const Tensor& w,
+                   const Tensor& r, const Tensor* h0, Tensor* y, Tensor* y_h) {
   GruScratch& s = thread_scratch();
-  const std::int64_t D = g.directions, B = g.batch, H = g.hidden;
-  convert_weights(w.data<float>(), D, H, g.input, s.layer);
-  convert_weights(r.data<float>(), D, H, H, s.iter);
-  convert_bias(g, b, s.bias);
-  const float* init = initial_state(g, h0, s.h0);  // before the outputs are reset
-  if (y) y->reset(DType::F32, g.layout == 0 ? Shape{g.seq, D, B, H} : Shape{B, g.seq, D, H});
-  if (y_h) y_h->reset(DType::F32, g.layout == 0 ? Shape{D, B, H} : Shape{B, D, H});
-  float* dst = y && !g.y_transposed() ? y->data<float>() : nullptr;
-  if (dst == nullptr) {
-    s.y.resize(static_cast<std::size_t>(g.seq * B * D * H));
-    dst = s.y.data();
+  const std::int64_t B = g.batch, H = g.hidden, rows = 3 * H;
+  float* all_gates = s.gates.reserve(static_cast<std::size_t>(g.seq * B * rows));
+  s.recurrent.resize(static_cast<std::size_t>(B * rows));
+  s.h.assign(static_cast<std::size_t>(B * H), 0.0f);
+  s.reset_hidden.resize(static_cast<std::size_t>(B * H));
+  if (h0) copy_rows(h0->data<float>() + g.state_offset(d), g.state_stride(), B, H, s.h.data(), H);
+  const float* w_d = w.data<float>() + d * rows * g.input;
+  const float* r_d = r.data<float>() + d * rows * H;
+  {
+    const onednn::SerialWhenSmall threads(g.projection_flops());
+    gemm_bt(g.seq * B, rows, g.input, x.data<float>(), g.input, w_d, all_gates, rows);
   }
-  float* last = y_h && !g.states_transposed() ? y_h->data<float>() : nullptr;
-  if (last == nullptr) {
-    s.y_h.resize(static_cast<std::size_t>(g.state_size()));
-    last = s.y_h.data();
-  }
-  const std::array<const void*, 7> buffers{x.raw(), init, s.layer.data(), s.iter.data(), s.bias.data(), dst, last};
-  prim.execute(buffers);
-  if (y && g.y_transposed())
-    for (std::int64_t t = 0; t < g.seq; ++t)
-      swap_leading(dst + t * B * D * H, B, D, H, y->data<float>() + t * D * B * H);
-  if (y_h && g.states_transposed()) swap_leading(last, D, B, H, y_h->data<float>());
-  onednn::release_large_scratch({&s.y, &s.h0, &s.y_h});
+  onednn::GruCellRows cell;
+  cell.gates_stride = g.gate_stride();
+  cell.bias = s.bias.data() + d * 4 * H;
+  cell.clip = p.clip ? static_cast<float>(*p.clip) : std::numeric_limits<float>::infinity();
+  cell.y_stride = g.y_stride();
+  cell.hidden = H;
+  const bool reverse = g.direction == GruDirection::Reverse || d == 1;
+  // Batch entries never meet, so each thread runs a block of them through every step.
+  onednn::for_row_blocks(B, g.step_flops() * static_cast<double>(g.seq), [&](std::int64_t b0, std::int64_t b1) {
+    const onednn::SerialWhenSmall small_steps(g.step_flops());  // when all rows run here
+    onednn::GruCellRows step = cell;
+    step.rows = b1 - b0;
+    step.recurrent = s.recurrent.data() + b0 * rows;
+    step.h = s.h.data() + b0 * H;
+    step.reset_hidden = s.reset_hidden.data() + b0 * H;
+    for (std::int64_t i = 0; i < g.seq; ++i) {
+      const std::int64_t t = reverse ? g.seq - 1 - i : i;
+      step.gates = all_gates + g.gate_offset(t) + b0 * g.gate_stride();
+      step.y = y ? y->data<float>() + g.y_offset(t, d) + b0 * g.y_stride() : nullptr;
+      if (g.linear_before_reset) {
+        gemm_bt(step.rows, rows, H, step.h, H, r_d, step.recurrent, rows);
+        onednn::gru_cell_rows_linear_before_reset(step);
+      } else {
+        gemm_bt(step.rows, 2 * H, H, step.h, H, r_d, step.recurrent, rows);
+        onednn::gru_reset_gate_rows(step);
+        gemm_bt(step.rows, H, H, step.reset_hidden, H, r_d + 2 * H * H, step.recurrent + 2 * H, rows);
+        onednn::gru_cell_rows_after_reset(step);
+      }
+    }
+  });
+  if (y_h) copy_rows(s.h.data(), H, B, H, y_h->data<float>() + g.state_offset(d), g.state_stride());
 }
 
 // True when any output tensor is also one of the inputs.
@@ -234,28 +188,26 @@ bool outputs_alias_inputs(std::initializer_list<const Tensor*> inputs, std::init
 
 }  // namespace
 
-// oneDNN GRU into whichever of y, y_h are requested, or false when the case does not apply.
+// The GRU into whichever of y, y_h are requested, or false when the case does not apply.
 bool onednn_gru(const GruParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
                 const Tensor* sequence_lens, const Tensor* initial_h, Tensor* y, Tensor* y_h) {
   onednn::thread_primitive_cache().count_call();
   GruPlan g;
   if (!plan_gru(p, x, w, r, b, sequence_lens, initial_h, g)) return false;
   if (outputs_alias_inputs({&x, &w, &r, b, sequence_lens, initial_h}, {y, y_h})) return false;
-  // Without a directly written y the sequence goes to scratch; the reference needs none.
-  if (!(y && !g.y_transposed()) && !onednn::scratch_fits_limit({g.seq, g.batch, g.directions, g.hidden}))
-    return false;
-  const onednn::SerialWhenSmall threads(g.step_flops());
-  PrimitiveKey key(PrimitiveKind::Gru);
-  for (std::int64_t v : {g.seq, g.batch, g.input, g.hidden, g.layout, static_cast<std::int64_t>(g.direction),
-                         static_cast<std::int64_t>(g.linear_before_reset)})
-    key.push(v);
+  GruScratch& s = thread_scratch();
   try {
-    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(key, [&] { return make_gru(g); });
-    execute_gru(prim, g, x, w, r, b, initial_h, y, y_h);
-    return true;
+    split_bias(g, b, s.bias);
+    const std::int64_t D = g.directions, B = g.batch, H = g.hidden;
+    if (y) y->reset(DType::F32, g.layout == 0 ? Shape{g.seq, D, B, H} : Shape{B, g.seq, D, H});
+    if (y_h) y_h->reset(DType::F32, g.layout == 0 ? Shape{D, B, H} : Shape{B, D, H});
+    for (std::int64_t d = 0; d < D; ++d) run_direction(p, g, d, x, w, r, initial_h, y, y_h);
   } catch (const dnnl::error&) {
     return false;
   }
+  s.gates.release_if_large();
+  onednn::release_large_scratch({&s.recurrent, &s.h, &s.reset_hidden});
+  return true;
 }
 
 }  // namespace canary::kernels

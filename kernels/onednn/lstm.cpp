@@ -23,9 +23,6 @@
 #include <array>
 #include <cstdint>
 #include <limits>
-#include <cstdlib>
-#include <memory>
-#include <new>
 #include <utility>
 #include <vector>
 
@@ -35,9 +32,9 @@
 #include "kernels/onednn/lstm_cell.h"
 #include "kernels/onednn/lstm_weight_cache.h"
 #include "kernels/onednn/primitive_cache.h"
+#include "kernels/onednn/scratch_buffer.h"
 #include "kernels/onednn/scratch_limit.h"
 #include "kernels/onednn/threading.h"
-#include "runtime/core/host_memory.h"
 
 namespace canary::kernels {
 namespace {
@@ -70,43 +67,10 @@ struct LstmPlan {
   std::int64_t state_stride() const { return (layout == 0 ? 1 : directions) * hidden; }
 };
 
-// A float buffer that grows without zero-filling, on huge pages when large
-// (runtime/core/host_memory.h): G is written whole by the projection before
-// it is read, and on a new largest shape filling it first would touch every
-// fresh page twice.
-class UninitializedFloats {
- public:
-  float* reserve(std::size_t n) {
-    if (n > capacity_) {
-      data_.reset();
-      capacity_ = 0;
-      if (n > std::numeric_limits<std::size_t>::max() / sizeof(float)) throw std::bad_alloc();
-      data_.reset(static_cast<float*>(allocate_host_buffer(n * sizeof(float))));
-      if (!data_) throw std::bad_alloc();
-      capacity_ = n;
-    }
-    return data_.get();
-  }
-  // Frees a buffer above kMaxRetainedScratchBytes (as release_large_scratch does).
-  void release_if_large() {
-    if (capacity_ * sizeof(float) > onednn::kMaxRetainedScratchBytes) {
-      data_.reset();
-      capacity_ = 0;
-    }
-  }
-
- private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float, Free> data_;
-  std::size_t capacity_ = 0;
-};
-
 // Per-thread buffers: per-call converted weights, G, and one direction's states.
 struct LstmScratch {
   LstmWeights weights;
-  UninitializedFloats gates;
+  onednn::UninitializedFloats gates;
   std::vector<float> h, c;
 };
 
@@ -233,27 +197,32 @@ void run_direction(const LstmParams& p, const LstmPlan& g, const LstmWeights& we
     gemm(g.seq * B, rows, g.input, x.data<float>(), g.input, weights.layer.data() + d * g.input * rows, 0.0f,
          all_gates, rows);
   }
-  onednn::LstmCellRows step;
-  step.gates_stride = g.gate_stride();
-  step.bias = weights.bias.data() + d * rows;
-  step.peepholes = peep ? peep->data<float>() + d * 3 * H : nullptr;
-  step.clip = p.clip ? static_cast<float>(*p.clip) : std::numeric_limits<float>::infinity();
-  step.input_forget = p.input_forget;
-  step.c = s.c.data();
-  step.h = s.h.data();
-  step.y_stride = g.y_stride();
-  step.rows = B;
-  step.hidden = H;
+  onednn::LstmCellRows cell;
+  cell.gates_stride = g.gate_stride();
+  cell.bias = weights.bias.data() + d * rows;
+  cell.peepholes = peep ? peep->data<float>() + d * 3 * H : nullptr;
+  cell.clip = p.clip ? static_cast<float>(*p.clip) : std::numeric_limits<float>::infinity();
+  cell.input_forget = p.input_forget;
+  cell.y_stride = g.y_stride();
+  cell.hidden = H;
   const bool reverse = g.direction == LstmDirection::Reverse || d == 1;
-  const onednn::SerialWhenSmall threads(g.step_flops());
-  for (std::int64_t i = 0; i < g.seq; ++i) {
-    const std::int64_t t = reverse ? g.seq - 1 - i : i;
-    float* gates = all_gates + g.gate_offset(t);
-    gemm(B, rows, H, s.h.data(), H, weights.iter.data() + d * H * rows, 1.0f, gates, g.gate_stride());
-    step.gates = gates;
-    step.y = y ? y->data<float>() + g.y_offset(t, d) : nullptr;
-    onednn::lstm_cell_rows(step);
-  }
+  const float* r_t = weights.iter.data() + d * H * rows;
+  // Batch entries never meet, so each thread runs a block of them through every step.
+  onednn::for_row_blocks(B, g.step_flops() * static_cast<double>(g.seq), [&](std::int64_t b0, std::int64_t b1) {
+    const onednn::SerialWhenSmall small_steps(g.step_flops());  // when all rows run here
+    onednn::LstmCellRows step = cell;
+    step.rows = b1 - b0;
+    step.c = s.c.data() + b0 * H;
+    step.h = s.h.data() + b0 * H;
+    for (std::int64_t i = 0; i < g.seq; ++i) {
+      const std::int64_t t = reverse ? g.seq - 1 - i : i;
+      float* gates = all_gates + g.gate_offset(t) + b0 * g.gate_stride();
+      gemm(step.rows, rows, H, step.h, H, r_t, 1.0f, gates, g.gate_stride());
+      step.gates = gates;
+      step.y = y ? y->data<float>() + g.y_offset(t, d) + b0 * g.y_stride() : nullptr;
+      onednn::lstm_cell_rows(step);
+    }
+  });
   if (y_h) copy_rows(s.h.data(), H, B, H, y_h->data<float>() + g.state_offset(d), g.state_stride());
   if (y_c) copy_rows(s.c.data(), H, B, H, y_c->data<float>() + g.state_offset(d), g.state_stride());
 }

@@ -6,6 +6,9 @@
 // application's own OpenMP setting as it was.
 #include "kernels/onednn/threading.h"
 
+#include <algorithm>
+#include <exception>
+
 #include <omp.h>
 
 #include "kernels/onednn.h"
@@ -18,6 +21,27 @@ int current_threads() { return omp_get_max_threads(); }
 // One thread for small work when the thread would otherwise use more.
 SerialWhenSmall::SerialWhenSmall(double work, double threshold) {
   if (work < threshold && omp_get_max_threads() > 1) scope_.emplace(1);
+}
+
+void for_row_blocks(std::int64_t rows, double work, const std::function<void(std::int64_t, std::int64_t)>& body) {
+  const int threads = static_cast<int>(std::min<std::int64_t>(omp_get_max_threads(), rows));
+  if (threads <= 1 || work < kParallelMinFlops) {
+    body(0, rows);
+    return;
+  }
+  std::exception_ptr failure;
+#pragma omp parallel num_threads(threads)
+  {
+    const std::int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+    try {
+      const OnednnThreadScope one_thread(1);
+      body(rows * t / n, rows * (t + 1) / n);
+    } catch (...) {
+#pragma omp critical(canary_row_blocks_failure)
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace canary::kernels::onednn

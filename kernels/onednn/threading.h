@@ -2,6 +2,8 @@
 // the rule that keeps small ops on one thread.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "kernels/onednn.h"
@@ -32,5 +34,15 @@ class SerialWhenSmall {
  private:
   std::optional<OnednnThreadScope> scope_;
 };
+
+// Runs body(begin, end) over [0, rows) in contiguous blocks, one per
+// OpenMP thread of the calling thread's count, each block's oneDNN calls on
+// one thread (no nested parallelism); or body(0, rows) on the calling thread
+// when `work` (the flops of the whole job) is below kParallelMinFlops or
+// there is one thread or one row. For jobs whose rows never meet, such as a
+// recurrence's batch entries: one parallel region for the whole sequence
+// instead of one per step. An exception in a block is rethrown here once
+// every block has finished.
+void for_row_blocks(std::int64_t rows, double work, const std::function<void(std::int64_t, std::int64_t)>& body);
 
 }  // namespace canary::kernels::onednn

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <random>
@@ -309,4 +310,32 @@ TEST_CASE("oneDNN layer norm leaves broadcast parameters and other dtypes to the
   p.axis = -1;
   const Tensor x64 = random_tensor(rng, {2, 3}, DType::F64);
   CHECK_FALSE(k::onednn_layer_norm(p, x64, random_tensor(rng, {3}, DType::F64), nullptr, y, nullptr, nullptr));
+}
+
+TEST_CASE("oneDNN LSTM and GRU split their batch over two threads with the bits of one", "[unit][onednn]") {
+  // Big enough (T * step flops above 8 Mflop) that two threads each take half the batch.
+  std::mt19937 rng(77);
+  const LstmCase c{64, 33, 5, 64, k::LstmDirection::Bidirectional, 1, true, true};
+  const LstmInputs in = random_lstm_inputs(rng, c);
+  k::LstmParams p;
+  p.hidden_size = c.hidden;
+  p.direction = c.direction;
+  p.layout = c.layout;
+  k::GruParams gp;
+  gp.hidden_size = c.hidden;
+  gp.direction = k::GruDirection::Bidirectional;
+  gp.layout = 1;
+  gp.linear_before_reset = true;
+  const Tensor gw = random_tensor(rng, {2, 3 * c.hidden, c.input}), gr = random_tensor(rng, {2, 3 * c.hidden, c.hidden});
+  Tensor y[2], h[2], cs[2], gy[2];
+  for (int threads : {1, 2}) {
+    const k::OnednnThreadScope scope(threads);
+    REQUIRE(k::onednn_lstm(p, in.x, in.w, in.r, &in.b, nullptr, &in.h0, &in.c0, nullptr, &y[threads - 1],
+                           &h[threads - 1], &cs[threads - 1]));
+    REQUIRE(k::onednn_gru(gp, in.x, gw, gr, nullptr, nullptr, nullptr, &gy[threads - 1], nullptr));
+  }
+  for (const Tensor* pair : {y, h, cs, gy}) {
+    REQUIRE(pair[0].shape() == pair[1].shape());
+    CHECK(std::memcmp(pair[0].raw(), pair[1].raw(), pair[0].nbytes()) == 0);
+  }
 }
