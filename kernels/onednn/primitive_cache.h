@@ -23,8 +23,8 @@
 namespace canary::kernels::onednn {
 
 enum class PrimitiveKind : std::uint8_t {
-  MatMul, Gemm, Conv, Lstm, Softmax, LayerNorm,
-  Pool, GlobalAveragePool, BatchNorm, Gru, Reduce, Transpose,
+  MatMul, Gemm, Conv, Softmax, LayerNorm,
+  Pool, GlobalAveragePool, BatchNorm, Reduce, Transpose,
 };
 
 // Op kind, the thread count oneDNN would use now (primitives may partition
