@@ -179,6 +179,7 @@ struct OnednnCacheStats {
   // (kernels/onednn/conv_blocked.h), also kept outside the LRU.
   std::uint64_t blocked_conv_calls = 0;
   std::uint64_t blocked_conv_shapes = 0;  // created on this thread
+  std::uint64_t winograd_conv_calls = 0;  // of blocked_conv_calls, run as Winograd
   // Gemm/MatMul calls run on a shape-class primitive whose row count is
   // bound per call (kernels/onednn/rows_class.h). Those primitives live
   // outside the LRU (capacity and evictions are the LRU's) but count in

@@ -239,11 +239,31 @@ double conv_flops(const ConvPlan& g, const Tensor& w) {
   return 2.0 * outputs * static_cast<double>(w.numel() / g.out_channels);
 }
 
+// What the finiteness of a convolution's operands allows: oneDNN's post-ops
+// for the epilogue (epilogue_applies), and Winograd on the blocked path. The
+// operands are scanned at most once, and only when one of the two asks.
+struct Finiteness {
+  bool epilogue_applies = false;
+  bool operands = false;
+};
+
+Finiteness check_finiteness(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor* b,
+                            bool weights_are_constant, const Epilogue& epilogue) {
+  const onednn::ContractionBound bound{&x, &w, w.numel() / g.out_channels, 1.0, b, 1.0, weights_are_constant};
+  const bool keeps_nan = onednn::epilogue_keeps_nan(epilogue);
+  const bool winograd_possible = onednn::current_operand_encoding() == OperandEncoding::F32 &&
+                                 onednn::winograd_suits(blocked_shape(g, x, w, epilogue));
+  Finiteness f;
+  if (!keeps_nan || winograd_possible) f.operands = onednn::contraction_stays_finite(bound);
+  f.epilogue_applies = keeps_nan || f.operands;
+  return f;
+}
+
 // Runs a planned convolution with x and w of encoding e into y: on the tiled
 // path where it applies, else on oneDNN's blocked layouts (f32), else on
 // plain layouts; false when the key does not fit, throws dnnl::error.
 bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
-              bool weights_are_constant, OperandEncoding e, const Epilogue& epilogue) {
+              bool weights_are_constant, OperandEncoding e, const Epilogue& epilogue, bool operands_finite) {
   try {
     if (tiled_applies(g) && onednn::tiled_conv1d(tiled_shape(g, e, epilogue), x, w, b, y, weights_are_constant))
       return true;
@@ -252,9 +272,13 @@ bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor*
   }
   const PrimitiveKey key = conv_key(g, x, w, e, epilogue);
   if (!key.valid()) return false;
-  if (e == OperandEncoding::F32 &&
-      onednn::blocked_conv(blocked_shape(g, x, w, epilogue), key, x, w, b, y, weights_are_constant))
-    return true;
+  if (e == OperandEncoding::F32) {
+    onednn::BlockedConvShape s = blocked_shape(g, x, w, epilogue);
+    s.operands_finite = operands_finite;
+    PrimitiveKey blocked_key = key;
+    blocked_key.push(operands_finite ? 1 : 0);
+    if (blocked_key.valid() && onednn::blocked_conv(s, blocked_key, x, w, b, y, weights_are_constant)) return true;
+  }
   CachedPrimitive& prim =
       onednn::thread_primitive_cache().find_or_create(key, [&] { return make_conv(g, x, w, e, epilogue); });
   y.reset(DType::F32, g.out_shape());
@@ -275,14 +299,16 @@ bool channels_last_conv(const ConvParams& p, const Tensor& x, const Tensor& w, c
   ConvPlan g;
   if (!plan_conv(p, dims, w, b, g) || !onednn::dense_size_fits(g.out_shape())) return false;
   if (g.batch == 0 || g.out_channels == 0 || x.numel() == 0 || w.numel() == 0) return false;
-  if (!onednn::epilogue_applies(epilogue, {&x, &w, w.numel() / g.out_channels, 1.0, b, 1.0, weights_are_constant}))
-    return false;
+  const Finiteness finite = check_finiteness(g, x, w, b, weights_are_constant, epilogue);
+  if (!finite.epilogue_applies) return false;
   const onednn::SerialWhenSmall threads(conv_flops(g, w));
   PrimitiveKey key = conv_key(g, dims, w, OperandEncoding::F32, epilogue);
   key.push(1);  // channels-last buffers
-  if (!key.valid()) return false;
   onednn::BlockedConvShape s = blocked_shape(g, dims, w, epilogue);
   s.channels_last = true;
+  s.operands_finite = finite.operands;
+  key.push(s.operands_finite ? 1 : 0);
+  if (!key.valid()) return false;
   try {
     if (onednn::blocked_conv(s, key, x, w, b, y, weights_are_constant)) return true;
     // No direct kernel (grouped, not depthwise): oneDNN's gemm path on the channels-last buffers.
@@ -313,11 +339,11 @@ bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Te
     return true;
   }
   if (x.numel() == 0 || w.numel() == 0) return false;  // empty sums: the reference writes the bias
-  if (!onednn::epilogue_applies(epilogue, {&x, &w, w.numel() / g.out_channels, 1.0, b, 1.0, weights_are_constant}))
-    return false;
+  const Finiteness finite = check_finiteness(g, x, w, b, weights_are_constant, epilogue);
+  if (!finite.epilogue_applies) return false;
   const onednn::SerialWhenSmall threads(conv_flops(g, w));
   return onednn::run_with_encoding(onednn::current_operand_encoding(), [&](OperandEncoding e) {
-    return run_conv(g, x, w, b, y, weights_are_constant, e, epilogue);
+    return run_conv(g, x, w, b, y, weights_are_constant, e, epilogue, finite.operands);
   });
 }
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -30,7 +31,8 @@ struct Edge {
 };
 
 struct BlockedConv {
-  bool usable = false;  // oneDNN chose a direct kernel (not gemm or reference)
+  bool usable = false;  // oneDNN chose a direct or Winograd kernel (not gemm or reference)
+  bool winograd = false;
   dnnl::convolution_forward conv;
   Edge src, dst;
   dnnl::memory::desc weights_plain_md, weights_md;
@@ -72,7 +74,7 @@ struct BlockedConvs {
   std::unordered_map<const void*, std::vector<WeightCopy>> weights;  // by the constant's buffer
   std::size_t weight_copies = 0;
   Scratch src, dst;
-  std::uint64_t calls = 0, created = 0;
+  std::uint64_t calls = 0, created = 0, winograd_calls = 0;
 };
 
 BlockedConvs& thread_blocked_convs() {
@@ -95,14 +97,34 @@ Edge make_edge(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen
   return e;
 }
 
-std::unique_ptr<BlockedConv> make_blocked_conv(const BlockedConvShape& s) {
-  auto c = std::make_unique<BlockedConv>();
+// oneDNN's convolution of this shape by `algorithm`, any layouts.
+dnnl::convolution_forward::primitive_desc conv_primitive_desc(const BlockedConvShape& s, dnnl::algorithm algorithm) {
   const dnnl::memory::desc any_src(s.src, dt::f32, tag::any), any_w(s.weights, dt::f32, tag::any),
       any_dst(s.dst, dt::f32, tag::any);
   const dnnl::memory::desc b_md = s.has_bias ? dnnl::memory::desc({s.dst[1]}, dt::f32, tag::a) : dnnl::memory::desc();
-  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                             any_src, any_w, b_md, any_dst, s.strides, s.dilations, s.pad_l, s.pad_r);
-  const dnnl::convolution_forward::primitive_desc pd(desc, epilogue_attributes(s.epilogue), cpu_engine());
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, any_src, any_w, b_md,
+                                             any_dst, s.strides, s.dilations, s.pad_l, s.pad_r);
+  return dnnl::convolution_forward::primitive_desc(desc, epilogue_attributes(s.epilogue), cpu_engine());
+}
+
+// The Winograd primitive descriptor where the shape suits it and oneDNN has
+// a kernel for it on this host (channel counts, ISA and post-ops permitting).
+std::optional<dnnl::convolution_forward::primitive_desc> winograd_primitive_desc(const BlockedConvShape& s) {
+  if (!s.operands_finite || !winograd_suits(s)) return std::nullopt;
+  try {
+    return conv_primitive_desc(s, dnnl::algorithm::convolution_winograd);
+  } catch (const dnnl::error&) {
+    return std::nullopt;  // unimplemented here: the direct kernel runs it
+  }
+}
+
+std::unique_ptr<BlockedConv> make_blocked_conv(const BlockedConvShape& s) {
+  auto c = std::make_unique<BlockedConv>();
+  std::optional<dnnl::convolution_forward::primitive_desc> winograd = winograd_primitive_desc(s);
+  c->winograd = winograd.has_value();
+  const dnnl::convolution_forward::primitive_desc pd =
+      c->winograd ? *winograd : conv_primitive_desc(s, dnnl::algorithm::convolution_direct);
+  const dnnl::memory::desc b_md = s.has_bias ? dnnl::memory::desc({s.dst[1]}, dt::f32, tag::a) : dnnl::memory::desc();
   c->usable = direct_kernel(pd.impl_info_str());
   if (!c->usable) return c;
   c->conv = dnnl::convolution_forward(pd);
@@ -172,12 +194,28 @@ void execute(const dnnl::primitive& p, dnnl_exec_arg_t* args, int count, const c
 
 }  // namespace
 
+bool winograd_suits(const BlockedConvShape& s) {
+  constexpr std::int64_t kMinOutputPoints = 36, kMinBatchOutputPoints = 256, kMinInputChannels = 16,
+                         kMinOutputChannels = 32, kMinChannelProduct = 1024;
+  if (s.src.size() != 4 || s.weights.size() != 4) return false;  // 2-D and one group ([M, C, kh, kw])
+  if (s.weights[2] != 3 || s.weights[3] != 3) return false;
+  const std::int64_t out_channels = s.weights[0], in_channels = s.weights[1];
+  if (in_channels < kMinInputChannels || out_channels < kMinOutputChannels ||
+      in_channels * out_channels < kMinChannelProduct)
+    return false;
+  for (std::size_t i = 0; i < 2; ++i)
+    if (s.strides[i] != 1 || s.dilations[i] != 0) return false;
+  const std::int64_t points = s.dst[2] * s.dst[3];
+  return points >= kMinOutputPoints && s.dst[0] * points >= kMinBatchOutputPoints;
+}
+
 bool blocked_conv(const BlockedConvShape& s, const PrimitiveKey& key, const Tensor& x, const Tensor& w,
                   const Tensor* b, Tensor& y, bool weights_are_constant) {
   BlockedConv& c = blocked_conv_for(s, key);
   if (!c.usable) return false;
   BlockedConvs& all = thread_blocked_convs();
   ++all.calls;
+  all.winograd_calls += c.winograd ? 1 : 0;
   const dnnl::memory& weights = weights_for(c, w, weights_are_constant);
   if (s.channels_last) y.reset(DType::F32, channels_last_dims(s.dst));
   else y.reset(DType::F32, std::span<const std::int64_t>(s.dst.data(), s.dst.size()));
@@ -210,6 +248,7 @@ bool blocked_conv(const BlockedConvShape& s, const PrimitiveKey& key, const Tens
 void add_blocked_conv_stats(OnednnCacheStats& stats) {
   stats.blocked_conv_calls += thread_blocked_convs().calls;
   stats.blocked_conv_shapes += thread_blocked_convs().created;
+  stats.winograd_conv_calls += thread_blocked_convs().winograd_calls;
 }
 
 void clear_blocked_convs() { thread_blocked_convs() = BlockedConvs(); }

@@ -32,7 +32,30 @@ struct BlockedConvShape {
   // dims above stay channels-first, as oneDNN counts them.
   bool channels_last = false;
   Epilogue epilogue;
+  // The caller found every operand finite and the sums bounded
+  // (contraction_stays_finite), so the convolution may run as Winograd
+  // where winograd_suits(*this) (see below).
+  bool operands_finite = false;
 };
+
+// A 2-D, ungrouped, 3x3, stride-1, undilated convolution with an output of
+// at least 6x6 points per image and 256 over the batch, 16 or more input and
+// 32 or more output channels and at least 1024 channel pairs: oneDNN's
+// Winograd kernels (F(4x4, 3x3), or F(2x2, 3x3) where it prefers that) run
+// it in about half the multiplies. The tile transforms cost per channel and
+// the products per channel pair, so few channels lose; the transformed
+// weights are 4x the plain ones (6x6 against 3x3 per channel pair) and are
+// read once per call, so few output points per weight lose too. Measured
+// with one thread against oneDNN's direct brgconv kernel: alone, 2.0x
+// (batch 8, 32->64 channels, 32x32), 1.2x at 32->32 and at 16->128, but
+// 0.85x at 16->32, 0.18x at 3->32 (a first layer), a tie at 64->16; inside
+// ResNet-18 at batch 2 (weights cold), 1.5x at 64 channels 24x24, 1.2x at
+// 128 channels 12x12, but 0.7x at 256 channels 6x6 (72 points). The transforms mix the inputs of a whole tile, so an Inf would turn
+// neighbouring outputs into NaN: Winograd runs only on finite operands
+// (BlockedConvShape::operands_finite). Its error against the fp64 reference
+// stays within 2x of the direct kernel's (1.4e-6 against 8.8e-7 of the
+// output's scale over 64 input channels, tests/kernels/test_onednn_winograd.cpp).
+bool winograd_suits(const BlockedConvShape& shape);
 
 // Runs x * w (+ b) into y (y is reset to shape.dst). False when oneDNN has
 // no blocked kernel for this convolution (the caller runs its plain path; y

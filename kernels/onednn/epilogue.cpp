@@ -101,10 +101,12 @@ std::optional<double> max_magnitude(const Tensor& t, bool constant = false) {
 constexpr double kMaxBoundedResult = 0x1p100;
 constexpr std::int64_t kMaxBoundedTerms = std::int64_t{1} << 24;
 
+}  // namespace
+
 // The products are summed in f32 before any scale applies (oneDNN's output
 // scale comes after the accumulation), so the unscaled sum is bounded on its
 // own: a scale of 0 does not make an overflowing sum safe (Inf * 0 is NaN).
-bool result_stays_finite(const ContractionBound& b) {
+bool contraction_stays_finite(const ContractionBound& b) {
   if (b.terms > kMaxBoundedTerms) return false;
   const std::optional<double> mb = max_magnitude(*b.b, b.b_constant);
   if (!mb || *mb > kMaxBoundedResult) return false;  // decided without reading a
@@ -120,8 +122,6 @@ bool result_stays_finite(const ContractionBound& b) {
   }
   return bound <= kMaxBoundedResult;
 }
-
-}  // namespace
 
 void append_epilogue(dnnl::post_ops& ops, const Epilogue& epilogue) {
   for (std::size_t i = 0; i < epilogue.size; ++i) {
@@ -155,10 +155,14 @@ void push_epilogue(PrimitiveKey& key, const Epilogue& epilogue) {
 
 namespace canary::kernels::onednn {
 
-bool epilogue_applies(const Epilogue& epilogue, const ContractionBound& bound) {
+bool epilogue_keeps_nan(const Epilogue& epilogue) {
   bool keeps = true;
   for (std::size_t i = 0; i < epilogue.size; ++i) keeps = keeps && keeps_nan(epilogue.steps[i].op);
-  return keeps || result_stays_finite(bound);
+  return keeps;
+}
+
+bool epilogue_applies(const Epilogue& epilogue, const ContractionBound& bound) {
+  return epilogue_keeps_nan(epilogue) || contraction_stays_finite(bound);
 }
 
 }  // namespace canary::kernels::onednn

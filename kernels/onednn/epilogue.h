@@ -39,5 +39,10 @@ struct ContractionBound {
 // steps keep NaN as NaN; for one with Relu or Clip, only when the result
 // cannot hold a NaN (every operand finite and the sum far from overflowing).
 bool epilogue_applies(const Epilogue& epilogue, const ContractionBound& bound);
+// True when every step of the epilogue maps NaN to NaN (no Relu or Clip).
+bool epilogue_keeps_nan(const Epilogue& epilogue);
+// True when every operand is finite and the contraction's result stays far
+// below overflow (its terms' magnitudes summed stay under 2^100).
+bool contraction_stays_finite(const ContractionBound& bound);
 
 }  // namespace canary::kernels::onednn
