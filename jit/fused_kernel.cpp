@@ -10,6 +10,7 @@
 #include <numbers>
 
 #include "canary/error.h"
+#include "kernels/scalar_math.h"
 
 namespace canary::jit {
 namespace {
@@ -76,9 +77,7 @@ float sigmoid(float x) {
 
 // GELU in its erf form (imm0 == 0) or tanh form, as the reference Gelu kernels.
 float gelu(float x, bool approximate_tanh) {
-  if (!approximate_tanh) return 0.5f * x * (1.0f + std::erf(x * static_cast<float>(1.0 / std::numbers::sqrt2)));
-  const float k = static_cast<float>(std::sqrt(2.0 / std::numbers::pi));
-  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+  return approximate_tanh ? kernels::gelu_tanh(x) : kernels::gelu_erf(x);
 }
 
 // Softplus without overflow, as the reference kernel.

@@ -12,6 +12,7 @@
 #include "kernels/reference.h"
 #include "kernels/reference/broadcast_index.h"
 #include "kernels/reference/element_dispatch.h"
+#include "kernels/scalar_math.h"
 #include "kernels/reference/simd_loops.h"
 
 namespace canary::kernels {
@@ -112,19 +113,6 @@ T sigmoid(T x) {
   return e / (T{1} + e);
 }
 
-// Exact GELU: 0.5 x (1 + erf(x / sqrt 2)).
-template <typename T>
-T gelu(T x) {
-  return T{0.5} * x * (T{1} + std::erf(x * static_cast<T>(1.0 / std::numbers::sqrt2)));
-}
-
-// Tanh-approximated GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-template <typename T>
-T gelu_tanh(T x) {
-  const T k = static_cast<T>(std::sqrt(2.0 / std::numbers::pi));
-  return T{0.5} * x * (T{1} + std::tanh(k * (x + static_cast<T>(0.044715) * x * x * x)));
-}
-
 // y[i] = f(x[i]) with y shaped like x.
 template <typename T, typename F>
 void map_unary(const Tensor& x, Tensor& y, F f) {
@@ -160,7 +148,7 @@ void unary_float(UnaryOp op, const Tensor& x, Tensor& y) {
     case UnaryOp::Sqrt: map_unary<T>(x, y, [](T v) { return std::sqrt(v); }); return;
     case UnaryOp::Tanh: map_unary<T>(x, y, [](T v) { return std::tanh(v); }); return;
     case UnaryOp::Sigmoid: map_unary<T>(x, y, [](T v) { return sigmoid(v); }); return;
-    case UnaryOp::Gelu: map_unary<T>(x, y, [](T v) { return gelu(v); }); return;
+    case UnaryOp::Gelu: map_unary<T>(x, y, [](T v) { return gelu_erf(v); }); return;
     case UnaryOp::GeluTanh: map_unary<T>(x, y, [](T v) { return gelu_tanh(v); }); return;
     case UnaryOp::Erf: map_unary<T>(x, y, [](T v) { return std::erf(v); }); return;
     default: return;

@@ -248,6 +248,34 @@ TEST_CASE("gelu exact and tanh approximation", "[unit][elementwise]") {
   CHECK(y.data<double>()[3] == Approx(1.954597694087775).epsilon(1e-14));
 }
 
+TEST_CASE("f32 gelu keeps its relative accuracy in the negative tail", "[unit][differential][elementwise]") {
+  // Where 1 + erf(..) and 1 + tanh(..) round to 0 in f32 (x below about -5.3)
+  // the outputs are still normal numbers; against the same op in double.
+  std::vector<float> xs;
+  for (float v = -12.0f; v <= 6.0f; v += 0.125f) xs.push_back(v);
+  std::vector<double> xd(xs.begin(), xs.end());
+  const auto n = static_cast<std::int64_t>(xs.size());
+  for (UnaryOp op : {UnaryOp::Gelu, UnaryOp::GeluTanh}) {
+    Tensor y32, y64;
+    unary(op, Tensor::from_vector<float>(xs, {n}), y32);
+    unary(op, Tensor::from_vector<double>(xd, {n}), y64);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double want = y64.data<double>()[i], got = y32.data<float>()[i];
+      INFO((op == UnaryOp::Gelu ? "Gelu" : "Gelu(tanh)") << " at x = " << xs[static_cast<std::size_t>(i)]);
+      if (std::fabs(want) < 1e-37) CHECK(std::fabs(got) < 1e-37);  // f32 underflows there
+      else CHECK(std::fabs(got - want) <= 1e-5 * std::fabs(want));
+    }
+  }
+  Tensor special;
+  const float inf = std::numeric_limits<float>::infinity();
+  for (UnaryOp op : {UnaryOp::Gelu, UnaryOp::GeluTanh}) {
+    unary(op, Tensor::from_vector<float>({inf, -inf, std::nanf("")}, {3}), special);
+    CHECK(special.data<float>()[0] == inf);
+    CHECK(std::isnan(special.data<float>()[1]));  // -inf * 0, as the textbook formula
+    CHECK(std::isnan(special.data<float>()[2]));
+  }
+}
+
 TEST_CASE("integer unary ops and unsupported dtypes", "[unit][elementwise]") {
   Tensor x = Tensor::from_vector<std::int32_t>({-3, 0, 5}, {3});
   Tensor y;
