@@ -16,6 +16,15 @@ std::vector<std::string> input_names(const Model& model) {
   return names;
 }
 
+// Whether calls may run as slices of their batch on the intra-op threads, and why not.
+void print_batch_split(std::ostream& os, const Model& model) {
+  const std::string obstacle = model.batch_split_obstacle();
+  if (obstacle.empty())
+    os << "batch split: samples are independent; with --threads N, calls at batch 2 or more run as batch slices\n";
+  else
+    os << "batch split: no (" << obstacle << ")\n";
+}
+
 }  // namespace
 
 int inspect_command(const CliOptions& cli) {
@@ -27,6 +36,7 @@ int inspect_command(const CliOptions& cli) {
     return 0;
   }
   if (cli.passes) print_graph_passes(std::cout, loaded.model.graph_passes());
+  print_batch_split(std::cout, loaded.model);
   print_inspect(std::cout, report, input_names(loaded.model), run, cli.listing);
   return 0;
 }

@@ -62,6 +62,7 @@ Model make_model(std::shared_ptr<graph::Graph> graph, const Options& options) {
   for (graph::ValueId v : graph->inputs()) impl->inputs.push_back(spec_of(*graph, v));
   for (graph::ValueId v : graph->outputs()) impl->outputs.push_back(spec_of(*graph, v));
   check_options(options, impl->inputs, impl->outputs);
+  impl->batch_split = graph::analyse_batch_split(*graph);
   impl->graph = std::move(graph);
   if (options.jit.enabled)
     impl->engine =
@@ -73,6 +74,9 @@ const std::vector<TensorSpec>& Model::inputs() const { return impl_->inputs; }
 const std::vector<TensorSpec>& Model::outputs() const { return impl_->outputs; }
 std::string Model::to_text() const { return graph::print_graph(*impl_->graph); }
 const std::vector<GraphPassReport>& Model::graph_passes() const { return impl_->graph_passes; }
+std::string Model::batch_split_obstacle() const {
+  return impl_->batch_split.separable ? std::string() : impl_->batch_split.reason;
+}
 std::string Model::disassemble() const { return impl_->program->disassemble(); }
 
 Session Model::session() const { return Session(std::make_unique<Session::Impl>(impl_, impl_->program, true)); }

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "canary/canary.h"
+#include "graph/batch_split.h"
 #include "graph/graph.h"
 #include "jit/engine.h"
 #include "jit/session_hooks.h"
@@ -25,6 +27,8 @@ struct Model::Impl {
   // The JIT's shared state (variants, policy, compile queue, events); null
   // when Options::jit.enabled is false. Internally synchronised.
   std::shared_ptr<jit::Engine> engine;
+  // Whether calls may run as slices of their batch (graph/batch_split.h), and why not.
+  graph::BatchSplit batch_split;
 };
 
 struct Session::Impl {
@@ -36,6 +40,27 @@ struct Session::Impl {
   double last_shadow_us = 0.0;               // the budget's estimate of the next shadow run
   double last_call_us = 0.0;
   Stats stats;
+
+  // Batch slices (session_batch_split.cpp): an interpreter per thread, made
+  // on the first call that splits, and what the policy learnt from earlier
+  // calls, per sample of their batch.
+  struct Lane {
+    Lane(std::shared_ptr<const vm::Program> program, const vm::RunLimits& limits) : interpreter(std::move(program), limits) {}
+    vm::Interpreter interpreter;
+    std::unique_ptr<jit::SessionHooks> hooks;  // null: interpreter only
+  };
+  std::vector<std::unique_ptr<Lane>> lanes;
+  double serial_us_per_sample = 0.0;  // the last call's time on one thread
+  double output_bytes_per_sample = 0.0;
+  bool split_disabled = false;  // a split call's outputs did not join (never expected)
+  // How many slices this call should run as; 0 or 1: unsplit.
+  int split_lanes(const std::vector<Tensor>& inputs) const;
+  // Runs the call as `lanes` batch slices and joins the outputs; nullopt when
+  // a slice failed (the caller runs the call unsplit, which reports the
+  // error as an unsplit call would).
+  std::optional<std::vector<Tensor>> run_split(const std::vector<Tensor>& inputs, int lanes, std::uint64_t call);
+  // Records a finished call's time (split: on `lanes` threads) for split_lanes.
+  void learn_call_cost(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, double us, int lanes);
 
   // Runs the interpreter; with the cost model on, under the engine's ticket,
   // timing the call and shadowing it when asked and within budget (session_cost.cpp).

@@ -1,5 +1,6 @@
 // Session: maps named inputs onto the interpreter, checks them, keeps stats.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -75,6 +76,21 @@ std::vector<TierTime> tier_rows(const vm::TierTimers& timers) {
   return rows;
 }
 
+// Adds the per-session counters of `from` (a batch slice's hooks) to `into`;
+// the model-wide ones come from the engine.
+void add_call_counters(JitStats& into, const JitStats& from) {
+  into.compiled_entries += from.compiled_entries;
+  into.guard_failures += from.guard_failures;
+  into.deopts += from.deopts;
+  into.side_trace_entries += from.side_trace_entries;
+  into.value_canaries += from.value_canaries;
+  into.range_canaries += from.range_canaries;
+  into.tiled_fused_calls += from.tiled_fused_calls;
+  into.device_fused_calls += from.device_fused_calls;
+  into.device_bytes += from.device_bytes;
+  into.device_chain_calls += from.device_chain_calls;
+}
+
 }  // namespace
 
 vm::RunLimits limits_of(const Options& o, bool fp64_reference) {
@@ -136,7 +152,13 @@ NamedTensors Session::run(const NamedTensors& inputs) {
     bool new_shape = false;  // only the cost model's monitoring needs it
     for (std::size_t i = 0; impl_->shadow && i < specs.size() && !new_shape; ++i)
       new_shape = impl_->stats.calls > 0 && is_new_shape(impl_->stats.input_shapes[i], ordered[i].shape());
-    std::vector<Tensor> results = impl_->run_call(ordered, new_shape, call);
+    const int lanes = impl_->split_lanes(ordered);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::optional<std::vector<Tensor>> split;
+    if (lanes >= 2) split = impl_->run_split(ordered, lanes, call);
+    std::vector<Tensor> results = split ? std::move(*split) : impl_->run_call(ordered, new_shape, call);
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    impl_->learn_call_cost(ordered, results, us, split ? lanes : 1);
     NamedTensors out;
     const auto& out_specs = impl_->model->outputs;
     for (std::size_t i = 0; i < out_specs.size(); ++i) out.emplace(out_specs[i].name, std::move(results[i]));
@@ -156,6 +178,8 @@ const Stats& Session::stats() const {
   impl_->stats.peak_arena_bytes = impl_->interpreter.peak_arena_bytes();
   if (impl_->hooks) {
     impl_->stats.jit = impl_->hooks->counters();
+    for (const auto& lane : impl_->lanes)
+      if (lane->hooks) add_call_counters(impl_->stats.jit, lane->hooks->counters());
     impl_->model->engine->fill_stats(impl_->stats.jit);
   }
   if (impl_->timers) {

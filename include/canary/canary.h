@@ -51,6 +51,11 @@ class Model {
   // What each graph-optimizer pass changed when the model loaded, in order
   // (empty when Options::graph_optimization is Off).
   const std::vector<GraphPassReport>& graph_passes() const;
+  // Whether calls can run as slices of their batch (Options::split_batch):
+  // empty when every sample's outputs depend only on that sample's inputs,
+  // else what prevents it, naming the node ("node 'm' (ReduceMean) reduces
+  // over the batch axis").
+  std::string batch_split_obstacle() const;
   // The compiled bytecode, one instruction per line.
   std::string disassemble() const;
   // A new session running in the model's precision.

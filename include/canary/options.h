@@ -161,6 +161,19 @@ struct Options {
   // whatever this says; tiled 1-D convolutions split their tiles over the
   // threads.
   int intra_op_threads = 1;
+  // With intra_op_threads above 1 (or 0 on a machine of several cores), a
+  // call whose batch (dim 0 of every input) holds two or more samples runs
+  // as that many contiguous slices of the batch at once, one per thread,
+  // every op of a slice on its thread, and the outputs are joined along
+  // dim 0: one parallel region for the whole call, instead of one per op
+  // (most ops of a CNN or a TCN are too small to split on their own). Only
+  // for models whose samples never meet (graph/batch_split.h: no op reduces,
+  // sorts or reshapes across the batch; `canary inspect` says why not) and
+  // only once a call is long enough to pay (the session's calls take 200 us
+  // or more at that batch on one thread) with outputs small beside it.
+  // Outputs agree with an unsplit call within f32 rounding: a slice may take
+  // another kernel than the whole batch would.
+  bool split_batch = true;
   // Run MatMul, Gemm, Conv, LSTM, GRU, pooling and normalisation on oneDNN
   // where it applies. Off: the reference kernels only (slower). oneDNN 2.6
   // leaves some of its generated kernels in pages that are writable and

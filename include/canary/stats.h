@@ -77,6 +77,7 @@ struct Stats {
   // the most it held at once during a call: what Options::max_arena_bytes bounds.
   std::size_t arena_bytes = 0;
   std::size_t peak_arena_bytes = 0;
+  std::uint64_t split_calls = 0;             // calls run as batch slices on several threads (Options::split_batch)
   std::vector<InputShapes> input_shapes;     // per model input
   JitStats jit;
   TimeStats time;

@@ -1,0 +1,146 @@
+// Options::split_batch: calls of a model whose samples never meet run as
+// slices of their batch on the session's threads, give what one thread
+// gives, and leave everything else (errors, batch 1, other models) unsplit.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "canary/canary.h"
+
+using canary::DType;
+using canary::Tensor;
+
+namespace {
+
+Tensor uniform_tensor(std::mt19937& rng, std::vector<std::int64_t> shape, float scale = 1.0f) {
+  Tensor t = Tensor::empty(DType::F32, shape);
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  for (std::int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+  return t;
+}
+
+// Conv 5x5 (32 -> 64 channels) + Relu + global average pool + Gemm head on
+// x [N, 32, 32, 32]: about 105 Mflop per sample, so even a call at batch 2
+// takes well over the split's 200 us on one thread. With `cross_batch`, the head's
+// input is centred by its mean over the batch (ReduceMean over axis 0), so
+// samples meet and the model must not split.
+canary::Model conv_classifier(const canary::Runtime& rt, bool cross_batch = false) {
+  std::mt19937 rng(5);
+  canary::ModelBuilder b("classifier");
+  b.input("x", DType::F32, {"N", 32, 32, 32})
+      .constant("w", uniform_tensor(rng, {64, 32, 5, 5}, 0.05f))
+      .constant("b", uniform_tensor(rng, {64}, 0.1f))
+      .constant("hw", uniform_tensor(rng, {10, 64}, 0.3f))
+      .constant("hb", uniform_tensor(rng, {10}, 0.1f))
+      .node("Conv", {"x", "w", "b"}, {"c"}, {{"pads", std::vector<std::int64_t>{2, 2, 2, 2}}})
+      .node("Relu", {"c"}, {"r"})
+      .node("GlobalAveragePool", {"r"}, {"g"})
+      .node("Flatten", {"g"}, {"f"});
+  std::string head_input = "f";
+  if (cross_batch) {
+    b.node("ReduceMean", {"f"}, {"m"}, {{"axes", std::vector<std::int64_t>{0}}})
+        .node("Sub", {"f", "m"}, {"centred"});
+    head_input = "centred";
+  }
+  b.node("Gemm", {head_input, "hw", "hb"}, {"y"}, {{"transB", std::int64_t{1}}}).output("y");
+  return rt.build(b);
+}
+
+canary::Options threads_options(int threads) {
+  canary::Options o;
+  o.intra_op_threads = threads;
+  return o;
+}
+
+void check_close(const Tensor& want, const Tensor& got) {
+  REQUIRE(got.shape() == want.shape());
+  int bad = 0;
+  for (std::int64_t i = 0; i < want.numel(); ++i) {
+    const double a = want.element_as_double(i), b = got.element_as_double(i);
+    if (!(std::abs(a - b) <= 1e-5 * std::abs(a) + 1e-6)) ++bad;
+  }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("split batch: a conv classifier on two threads runs as batch slices and matches one thread",
+          "[unit][api][batch_split]") {
+  const canary::Runtime one_rt(threads_options(1)), two_rt(threads_options(2));
+  canary::Model one_model = conv_classifier(one_rt), two_model = conv_classifier(two_rt);
+  canary::Session one = one_model.session(), two = two_model.session(), reference = two_model.reference_session();
+  std::mt19937 rng(9);
+  for (const std::int64_t batch : {8, 8, 8, 5, 8, 2, 1, 7}) {
+    INFO("batch " << batch);
+    const canary::NamedTensors in{{"x", uniform_tensor(rng, {batch, 32, 32, 32})}};
+    const canary::NamedTensors a = one.run(in), b = two.run(in), want = reference.run(in);
+    check_close(a.at("y"), b.at("y"));
+    check_close(want.at("y"), b.at("y"));
+  }
+  CHECK(one.stats().split_calls == 0);  // one thread never splits
+  // The first call measures; every later call at batch 2 or more splits.
+  CHECK(two.stats().split_calls == 6);
+  CHECK(two.stats().calls == 8);
+}
+
+TEST_CASE("split batch: a model whose samples meet, split_batch off, or batch 1 stays whole", "[unit][api][batch_split]") {
+  std::mt19937 rng(10);
+  const auto run_calls = [&](canary::Session& s, std::int64_t batch) {
+    for (int i = 0; i < 4; ++i) s.run({{"x", uniform_tensor(rng, {batch, 32, 32, 32})}});
+  };
+  const canary::Runtime two_rt(threads_options(2));
+  canary::Session meets = conv_classifier(two_rt, true).session();
+  run_calls(meets, 8);
+  CHECK(meets.stats().split_calls == 0);
+
+  canary::Options off = threads_options(2);
+  off.split_batch = false;
+  const canary::Runtime off_rt(off);
+  canary::Session unsplit = conv_classifier(off_rt).session();
+  run_calls(unsplit, 8);
+  CHECK(unsplit.stats().split_calls == 0);
+
+  canary::Session single = conv_classifier(two_rt).session();
+  run_calls(single, 1);
+  CHECK(single.stats().split_calls == 0);
+  run_calls(single, 4);  // the control: the same session splits at batch 4
+  CHECK(single.stats().split_calls > 0);
+}
+
+TEST_CASE("split batch: a bad input fails as it does unsplit, and the session goes on", "[unit][api][batch_split]") {
+  const canary::Runtime one_rt(threads_options(1)), two_rt(threads_options(2));
+  canary::Session one = conv_classifier(one_rt).session(), two = conv_classifier(two_rt).session();
+  std::mt19937 rng(11);
+  for (int i = 0; i < 3; ++i) {
+    const canary::NamedTensors in{{"x", uniform_tensor(rng, {8, 32, 32, 32})}};
+    one.run(in);
+    two.run(in);
+  }
+  REQUIRE(two.stats().split_calls > 0);
+  const canary::NamedTensors bad{{"x", uniform_tensor(rng, {8, 31, 32, 32})}};  // 31 channels, the model takes 32
+  std::string one_message, two_message;
+  canary::ErrorKind one_kind = canary::ErrorKind::Internal, two_kind = canary::ErrorKind::Internal;
+  try {
+    one.run(bad);
+  } catch (const canary::Error& e) {
+    one_kind = e.kind();
+    one_message = e.what();
+  }
+  try {
+    two.run(bad);
+  } catch (const canary::Error& e) {
+    two_kind = e.kind();
+    two_message = e.what();
+  }
+  CHECK_FALSE(two_message.empty());
+  CHECK(two_kind == one_kind);
+  CHECK(two_kind != canary::ErrorKind::Internal);
+  CHECK(two_message == one_message);  // batch 8 named, not a slice's 4
+  CHECK(two.stats().failed_calls == 1);
+  const canary::NamedTensors good{{"x", uniform_tensor(rng, {8, 32, 32, 32})}};
+  check_close(one.run(good).at("y"), two.run(good).at("y"));
+}
