@@ -117,6 +117,8 @@ class Engine {
   // model is on and a GPU is in use (readable() may still be false).
   const cost::NvmlEnergy* nvml() const { return nvml_.get(); }
   std::optional<cost::Ticket> ticket(bool may_shadow, bool new_shape) noexcept;
+  // True while a trial waits for calls to run its candidates.
+  bool trials_open() const noexcept { return open_trials_.load(std::memory_order_relaxed) > 0; }
   // The candidate a ticket names; null for the interpreter (or a trial that ended).
   std::shared_ptr<const CompiledTrace> ticket_trace(const cost::Ticket& ticket) const;
   // The other candidates of the ticket's trial that still need a shadowed call.

@@ -85,6 +85,9 @@ std::optional<Tensor> join_rows(const std::vector<std::vector<Tensor>>& parts, s
 int Session::Impl::split_lanes(const std::vector<Tensor>& inputs) const {
   const Options& o = model->options;
   if (!o.split_batch || split_disabled || !model->batch_split.separable || omp_in_parallel()) return 0;
+  // A cost-model trial measures whole calls under its tickets: while one is
+  // open, calls stay whole so that it gets them.
+  if (shadow && model->engine->trials_open()) return 0;
   const int threads = session_threads(o);
   const std::int64_t batch = batch_of(inputs);
   if (threads < 2 || batch < 2) return 0;

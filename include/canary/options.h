@@ -170,7 +170,8 @@ struct Options {
   // for models whose samples never meet (graph/batch_split.h: no op reduces,
   // sorts or reshapes across the batch; `canary inspect` says why not) and
   // only once a call is long enough to pay (the session's calls take 200 us
-  // or more at that batch on one thread) with outputs small beside it.
+  // or more at that batch on one thread) with outputs small beside it; and,
+  // with the cost model on, not while one of its trials is open.
   // Outputs agree with an unsplit call within f32 rounding: a slice may take
   // another kernel than the whole batch would.
   bool split_batch = true;

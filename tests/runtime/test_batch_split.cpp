@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -143,4 +144,34 @@ TEST_CASE("split batch: a bad input fails as it does unsplit, and the session go
   CHECK(two.stats().failed_calls == 1);
   const canary::NamedTensors good{{"x", uniform_tensor(rng, {8, 32, 32, 32})}};
   check_close(one.run(good).at("y"), two.run(good).at("y"));
+}
+
+TEST_CASE("split batch: calls stay whole while a cost-model trial is open, and split once it has decided",
+          "[unit][api][batch_split][cost]") {
+  canary::Options o = threads_options(2);
+  o.cost.enabled = true;
+  o.cost.trial_calls = 4;
+  o.cost.max_shadow_overhead = 1e9;  // about the split, not the budget
+  o.jit.synchronous = true;
+  const canary::Runtime rt(o);
+  canary::Model model = conv_classifier(rt);
+  canary::Session s = model.session();
+  std::mt19937 rng(12);
+  const auto decision_events = [&](bool with_table) {
+    int n = 0;
+    for (const canary::Event& e : model.events())
+      if (e.kind == canary::EventKind::Decision && static_cast<bool>(e.cost) == with_table) ++n;
+    return n;
+  };
+  // From the call after the trial opened to the one that decided it, no call splits.
+  std::optional<std::uint64_t> split_at_open;
+  for (int call = 0; call < 200 && decision_events(true) == 0; ++call) {
+    s.run({{"x", uniform_tensor(rng, {4, 32, 32, 32})}});
+    if (!split_at_open && decision_events(false) > 0) split_at_open = s.stats().split_calls;
+  }
+  REQUIRE(split_at_open.has_value());
+  REQUIRE(decision_events(true) > 0);
+  CHECK(s.stats().split_calls == *split_at_open);
+  for (int i = 0; i < 3; ++i) s.run({{"x", uniform_tensor(rng, {4, 32, 32, 32})}});
+  CHECK(s.stats().split_calls == *split_at_open + 3);
 }
