@@ -53,6 +53,9 @@ struct Session::Impl {
   double serial_us_per_sample = 0.0;  // the last call's time on one thread
   double output_bytes_per_sample = 0.0;
   bool split_disabled = false;  // a split call's outputs did not join (never expected)
+  // Whether calls of this session may ever split (the options, the model,
+  // the thread count): when not, the per-call policy is skipped altogether.
+  bool splittable() const;
   // How many slices this call should run as; 0 or 1: unsplit.
   int split_lanes(const std::vector<Tensor>& inputs) const;
   // Runs the call as `lanes` batch slices and joins the outputs; nullopt when

@@ -152,13 +152,17 @@ NamedTensors Session::run(const NamedTensors& inputs) {
     bool new_shape = false;  // only the cost model's monitoring needs it
     for (std::size_t i = 0; impl_->shadow && i < specs.size() && !new_shape; ++i)
       new_shape = impl_->stats.calls > 0 && is_new_shape(impl_->stats.input_shapes[i], ordered[i].shape());
-    const int lanes = impl_->split_lanes(ordered);
-    const auto t0 = std::chrono::steady_clock::now();
+    // Batch slices (session_batch_split.cpp): timed and decided only where the session may ever split.
+    const bool splittable = impl_->splittable();
+    const int lanes = splittable ? impl_->split_lanes(ordered) : 0;
+    const auto t0 = splittable ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     std::optional<std::vector<Tensor>> split;
     if (lanes >= 2) split = impl_->run_split(ordered, lanes, call);
     std::vector<Tensor> results = split ? std::move(*split) : impl_->run_call(ordered, new_shape, call);
-    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    impl_->learn_call_cost(ordered, results, us, split ? lanes : 1);
+    if (splittable) {
+      const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      impl_->learn_call_cost(ordered, results, us, split ? lanes : 1);
+    }
     NamedTensors out;
     const auto& out_specs = impl_->model->outputs;
     for (std::size_t i = 0; i < out_specs.size(); ++i) out.emplace(out_specs[i].name, std::move(results[i]));

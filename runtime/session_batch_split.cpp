@@ -82,15 +82,19 @@ std::optional<Tensor> join_rows(const std::vector<std::vector<Tensor>>& parts, s
 
 }  // namespace
 
-int Session::Impl::split_lanes(const std::vector<Tensor>& inputs) const {
+bool Session::Impl::splittable() const {
   const Options& o = model->options;
-  if (!o.split_batch || split_disabled || !model->batch_split.separable || omp_in_parallel()) return 0;
+  return o.split_batch && !split_disabled && model->batch_split.separable && session_threads(o) >= 2;
+}
+
+int Session::Impl::split_lanes(const std::vector<Tensor>& inputs) const {
+  if (omp_in_parallel()) return 0;
   // A cost-model trial measures whole calls under its tickets: while one is
   // open, calls stay whole so that it gets them.
   if (shadow && model->engine->trials_open()) return 0;
-  const int threads = session_threads(o);
+  const int threads = session_threads(model->options);
   const std::int64_t batch = batch_of(inputs);
-  if (threads < 2 || batch < 2) return 0;
+  if (batch < 2) return 0;
   const double serial_us = serial_us_per_sample * static_cast<double>(batch);
   const double join_us = output_bytes_per_sample * static_cast<double>(batch) / kJoinBytesPerUs;
   if (serial_us < kMinSplitCallUs || join_us > kMaxJoinShare * serial_us) return 0;

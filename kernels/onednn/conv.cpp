@@ -248,11 +248,10 @@ struct Finiteness {
 };
 
 Finiteness check_finiteness(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor* b,
-                            bool weights_are_constant, const Epilogue& epilogue) {
+                            bool weights_are_constant, const Epilogue& epilogue, bool winograd_shape) {
   const onednn::ContractionBound bound{&x, &w, w.numel() / g.out_channels, 1.0, b, 1.0, weights_are_constant};
   const bool keeps_nan = onednn::epilogue_keeps_nan(epilogue);
-  const bool winograd_possible = onednn::current_operand_encoding() == OperandEncoding::F32 &&
-                                 onednn::winograd_suits(blocked_shape(g, x, w, epilogue));
+  const bool winograd_possible = winograd_shape && onednn::current_operand_encoding() == OperandEncoding::F32;
   Finiteness f;
   if (!keeps_nan || winograd_possible) f.operands = onednn::contraction_stays_finite(bound);
   f.epilogue_applies = keeps_nan || f.operands;
@@ -263,7 +262,8 @@ Finiteness check_finiteness(const ConvPlan& g, const Tensor& x, const Tensor& w,
 // path where it applies, else on oneDNN's blocked layouts (f32), else on
 // plain layouts; false when the key does not fit, throws dnnl::error.
 bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
-              bool weights_are_constant, OperandEncoding e, const Epilogue& epilogue, bool operands_finite) {
+              bool weights_are_constant, OperandEncoding e, const Epilogue& epilogue,
+              const onednn::BlockedConvShape& blocked) {
   try {
     if (tiled_applies(g) && onednn::tiled_conv1d(tiled_shape(g, e, epilogue), x, w, b, y, weights_are_constant))
       return true;
@@ -273,11 +273,10 @@ bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor*
   const PrimitiveKey key = conv_key(g, x, w, e, epilogue);
   if (!key.valid()) return false;
   if (e == OperandEncoding::F32) {
-    onednn::BlockedConvShape s = blocked_shape(g, x, w, epilogue);
-    s.operands_finite = operands_finite;
     PrimitiveKey blocked_key = key;
-    blocked_key.push(operands_finite ? 1 : 0);
-    if (blocked_key.valid() && onednn::blocked_conv(s, blocked_key, x, w, b, y, weights_are_constant)) return true;
+    blocked_key.push(blocked.operands_finite ? 1 : 0);
+    if (blocked_key.valid() && onednn::blocked_conv(blocked, blocked_key, x, w, b, y, weights_are_constant))
+      return true;
   }
   CachedPrimitive& prim =
       onednn::thread_primitive_cache().find_or_create(key, [&] { return make_conv(g, x, w, e, epilogue); });
@@ -299,14 +298,14 @@ bool channels_last_conv(const ConvParams& p, const Tensor& x, const Tensor& w, c
   ConvPlan g;
   if (!plan_conv(p, dims, w, b, g) || !onednn::dense_size_fits(g.out_shape())) return false;
   if (g.batch == 0 || g.out_channels == 0 || x.numel() == 0 || w.numel() == 0) return false;
-  const Finiteness finite = check_finiteness(g, x, w, b, weights_are_constant, epilogue);
+  onednn::BlockedConvShape s = blocked_shape(g, dims, w, epilogue);
+  s.channels_last = true;
+  const Finiteness finite = check_finiteness(g, x, w, b, weights_are_constant, epilogue, onednn::winograd_suits(s));
   if (!finite.epilogue_applies) return false;
+  s.operands_finite = finite.operands;
   const onednn::SerialWhenSmall threads(conv_flops(g, w));
   PrimitiveKey key = conv_key(g, dims, w, OperandEncoding::F32, epilogue);
   key.push(1);  // channels-last buffers
-  onednn::BlockedConvShape s = blocked_shape(g, dims, w, epilogue);
-  s.channels_last = true;
-  s.operands_finite = finite.operands;
   key.push(s.operands_finite ? 1 : 0);
   if (!key.valid()) return false;
   try {
@@ -339,11 +338,14 @@ bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Te
     return true;
   }
   if (x.numel() == 0 || w.numel() == 0) return false;  // empty sums: the reference writes the bias
-  const Finiteness finite = check_finiteness(g, x, w, b, weights_are_constant, epilogue);
+  onednn::BlockedConvShape blocked = blocked_shape(g, x, w, epilogue);
+  const Finiteness finite =
+      check_finiteness(g, x, w, b, weights_are_constant, epilogue, onednn::winograd_suits(blocked));
   if (!finite.epilogue_applies) return false;
+  blocked.operands_finite = finite.operands;
   const onednn::SerialWhenSmall threads(conv_flops(g, w));
   return onednn::run_with_encoding(onednn::current_operand_encoding(), [&](OperandEncoding e) {
-    return run_conv(g, x, w, b, y, weights_are_constant, e, epilogue, finite.operands);
+    return run_conv(g, x, w, b, y, weights_are_constant, e, epilogue, blocked);
   });
 }
 

@@ -124,7 +124,6 @@ std::unique_ptr<BlockedConv> make_blocked_conv(const BlockedConvShape& s) {
   c->winograd = winograd.has_value();
   const dnnl::convolution_forward::primitive_desc pd =
       c->winograd ? *winograd : conv_primitive_desc(s, dnnl::algorithm::convolution_direct);
-  const dnnl::memory::desc b_md = s.has_bias ? dnnl::memory::desc({s.dst[1]}, dt::f32, tag::a) : dnnl::memory::desc();
   c->usable = direct_kernel(pd.impl_info_str());
   if (!c->usable) return c;
   c->conv = dnnl::convolution_forward(pd);
@@ -136,7 +135,7 @@ std::unique_ptr<BlockedConv> make_blocked_conv(const BlockedConvShape& s) {
   c->weights_plain_md = row_major_desc(s.weights);
   c->weights_md = pd.weights_desc();
   c->plain_weights = dnnl::memory(c->weights_plain_md, cpu_engine(), nullptr);
-  if (s.has_bias) c->bias = dnnl::memory(b_md, cpu_engine(), nullptr);
+  if (s.has_bias) c->bias = dnnl::memory(pd.bias_desc(), cpu_engine(), nullptr);
   return c;
 }
 
