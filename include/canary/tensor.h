@@ -50,6 +50,23 @@ class ScopedTensorAllocationLimit {
   std::size_t previous_;
 };
 
+// Tensor buffers of 64 KiB or more that are released (a tensor dropped, a
+// register outgrown) are kept, process-wide, for the next tensor of their
+// size class instead of going back to the system: a fresh page costs a
+// fault on first touch, about 10 us on a virtual machine, which made a call
+// at a new shape slower than its arithmetic. The cache holds at most its
+// limit (256 MiB unless set), evicting the least recently released first.
+struct HostBufferCacheStats {
+  std::size_t kept_bytes = 0;   // held now, ready for reuse
+  std::size_t limit_bytes = 0;
+  std::uint64_t kept = 0;       // buffers taken in, all time
+  std::uint64_t reused = 0;     // buffers handed out again
+  std::uint64_t evicted = 0;    // buffers freed to make room
+};
+// Sets the limit; what the cache holds above it is freed at once. 0 keeps nothing.
+void set_host_buffer_cache_limit(std::size_t bytes) noexcept;
+HostBufferCacheStats host_buffer_cache_stats() noexcept;
+
 class Tensor {
  public:
   // An undefined tensor: no dtype meaningfully set, no storage.

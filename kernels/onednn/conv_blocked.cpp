@@ -11,6 +11,7 @@
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/epilogue.h"
 #include "kernels/onednn/plain_layout.h"
+#include "kernels/onednn/scratch_buffer.h"
 
 namespace canary::kernels::onednn {
 namespace {
@@ -49,31 +50,11 @@ struct WeightCopy {
   dnnl::memory blocked;
 };
 
-// A 64-byte aligned buffer that only grows.
-class Scratch {
- public:
-  void* reserve(std::size_t bytes) {
-    if (bytes <= size_) return data_.get();
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (p == nullptr) throw std::bad_alloc();
-    data_.reset(p);
-    size_ = bytes;
-    return p;
-  }
-
- private:
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  std::unique_ptr<void, Free> data_;
-  std::size_t size_ = 0;
-};
-
 struct BlockedConvs {
   std::unordered_map<PrimitiveKey, std::unique_ptr<BlockedConv>, PrimitiveKeyHash> by_shape;
   std::unordered_map<const void*, std::vector<WeightCopy>> weights;  // by the constant's buffer
   std::size_t weight_copies = 0;
-  Scratch src, dst;
+  UninitializedBytes src, dst;  // reorder buffers of the blocked activations
   std::uint64_t calls = 0, created = 0, winograd_calls = 0;
 };
 

@@ -1,18 +1,55 @@
-// A float scratch buffer that grows without zero-filling, on huge pages when
-// large (runtime/core/host_memory.h), for scratch a kernel writes whole
-// before reading it.
+// Scratch buffers that grow without zero-filling, from the host buffers of
+// runtime/core/host_memory.h (size classes, huge pages, released ones kept
+// for reuse), for scratch a kernel writes whole before reading it.
 #pragma once
 
 #include <cstddef>
-#include <cstdlib>
 #include <limits>
-#include <memory>
 #include <new>
+#include <utility>
 
 #include "kernels/onednn/scratch_limit.h"
 #include "runtime/core/host_memory.h"
 
 namespace canary::kernels::onednn {
+
+class UninitializedBytes {
+ public:
+  UninitializedBytes() = default;
+  UninitializedBytes(UninitializedBytes&& other) noexcept : buffer_(std::exchange(other.buffer_, {})) {}
+  UninitializedBytes& operator=(UninitializedBytes&& other) noexcept {
+    if (this != &other) {
+      release();
+      buffer_ = std::exchange(other.buffer_, {});
+    }
+    return *this;
+  }
+  ~UninitializedBytes() { release(); }
+
+  // At least `bytes` bytes, 64-byte aligned; the contents are unspecified.
+  void* reserve(std::size_t bytes) {
+    if (bytes > buffer_.bytes) {
+      release();
+      buffer_ = allocate_host_buffer(bytes);
+      if (!buffer_.data) {
+        buffer_ = {};
+        throw std::bad_alloc();
+      }
+    }
+    return buffer_.data;
+  }
+  // Gives back a buffer above kMaxRetainedScratchBytes (as release_large_scratch does).
+  void release_if_large() {
+    if (buffer_.bytes > kMaxRetainedScratchBytes) release();
+  }
+
+ private:
+  void release() noexcept {
+    release_host_buffer(buffer_);
+    buffer_ = {};
+  }
+  HostBuffer buffer_;
+};
 
 // The recurrent kernels' gate buffer G is written whole by the input
 // projection before it is read; on a new largest shape, filling it first
@@ -20,30 +57,13 @@ namespace canary::kernels::onednn {
 class UninitializedFloats {
  public:
   float* reserve(std::size_t n) {
-    if (n > capacity_) {
-      data_.reset();
-      capacity_ = 0;
-      if (n > std::numeric_limits<std::size_t>::max() / sizeof(float)) throw std::bad_alloc();
-      data_.reset(static_cast<float*>(allocate_host_buffer(n * sizeof(float))));
-      if (!data_) throw std::bad_alloc();
-      capacity_ = n;
-    }
-    return data_.get();
+    if (n > std::numeric_limits<std::size_t>::max() / sizeof(float)) throw std::bad_alloc();
+    return static_cast<float*>(bytes_.reserve(n * sizeof(float)));
   }
-  // Frees a buffer above kMaxRetainedScratchBytes (as release_large_scratch does).
-  void release_if_large() {
-    if (capacity_ * sizeof(float) > kMaxRetainedScratchBytes) {
-      data_.reset();
-      capacity_ = 0;
-    }
-  }
+  void release_if_large() { bytes_.release_if_large(); }
 
  private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float, Free> data_;
-  std::size_t capacity_ = 0;
+  UninitializedBytes bytes_;
 };
 
 }  // namespace canary::kernels::onednn

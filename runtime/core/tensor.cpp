@@ -21,7 +21,7 @@ struct Tensor::Storage {
   std::shared_ptr<ArenaBudget> arena;  // charged `capacity` bytes; null: none
   ~Storage() {
     if (arena) arena->release(capacity);
-    if (owned) std::free(data);
+    if (owned) release_host_buffer({data, capacity});
   }
 };
 
@@ -116,9 +116,9 @@ std::string shape_to_string(std::span<const std::int64_t> shape) {
 // and shape (named in errors), charged to the thread's arena before anything is allocated;
 // throws Resource when the budget, the fault injector or the allocator says no.
 std::shared_ptr<Tensor::Storage> Tensor::allocate(std::size_t bytes, DType dtype, std::span<const std::int64_t> shape) {
-  std::size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  if (rounded == 0) rounded = kTensorAlignment;
-  if (rounded < bytes) throw Error(ErrorKind::Resource, "allocation of " + std::to_string(bytes) + " bytes overflows");
+  // The buffer's size class: what is charged, allocated and kept as capacity.
+  const std::size_t rounded = host_buffer_class(bytes == 0 ? 1 : bytes);
+  if (rounded == 0) throw Error(ErrorKind::Resource, "allocation of " + std::to_string(bytes) + " bytes overflows");
   if (call_scopes > 0 && take_fault(FaultPoint::HostAllocation))
     throw Error(ErrorKind::Resource, "injected host allocation failure: cannot allocate " + std::to_string(bytes) +
                                          " bytes for a tensor (fault injection point 'alloc')");
@@ -127,7 +127,7 @@ std::shared_ptr<Tensor::Storage> Tensor::allocate(std::size_t bytes, DType dtype
   // From here the storage's destructor gives the charge back, whatever fails.
   s->arena = current_arena;
   s->capacity = rounded;
-  s->data = allocate_host_buffer(rounded);
+  s->data = allocate_host_buffer(rounded).data;
   if (!s->data) throw Error(ErrorKind::Resource, "cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
   s->owned = true;
   return s;
