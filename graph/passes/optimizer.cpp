@@ -28,6 +28,7 @@ constexpr PassEntry kPipeline[] = {
     {"reduce_strength", OptimizationLevel::Basic, passes::reduce_strength},
     {"eliminate_common_subexpressions", OptimizationLevel::Basic, passes::eliminate_common_subexpressions},
     {"fold_batch_norm", OptimizationLevel::All, passes::fold_batch_norm},
+    {"fold_pad_into_conv", OptimizationLevel::All, passes::fold_pad_into_conv},
     {"fuse_matmul_add", OptimizationLevel::All, passes::fuse_matmul_add},
     {"channels_last", OptimizationLevel::All, passes::convert_to_channels_last},
 };

@@ -27,6 +27,8 @@ void fold_constants(PassContext& ctx);
 void eliminate_common_subexpressions(PassContext& ctx);
 // BatchNormalization into the Conv/Gemm before it, or into a per-channel multiply-add (fold_batch_norm.cpp).
 void fold_batch_norm(PassContext& ctx);
+// A zero constant-mode Pad of spatial dims that only Convs read, into their pads (fold_pad_into_conv.cpp).
+void fold_pad_into_conv(PassContext& ctx);
 // MatMul of a 2-D input by a constant matrix, then Add of a bias row, as one Gemm (fuse_matmul_add.cpp).
 void fuse_matmul_add(PassContext& ctx);
 // 2-D f32 convolution chains in [N, H, W, C], transposes only at their edges (channels_last.cpp).

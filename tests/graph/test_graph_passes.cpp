@@ -419,3 +419,51 @@ graph main(x: f32[2, 5, 5, 3]) -> (y) {
   CHECK(g->value(*g->find_value("y")).type.to_string() == "f32[2, 3, 3, 4]");
   CHECK(op_schema(OpKind::Conv).attrs.back().internal);
 }
+
+TEST_CASE("graph passes: a zero Pad of spatial dims folds into the pads of the Convs that read it",
+          "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, 2, T]) -> (y, z) {
+  const w: f32[3, 2, 3] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
+  const causal: i64[6] = [0, 0, 4, 0, 0, 0]
+  const zero: f32[] = [0]
+  p = Pad(x, causal, zero) "left_pad"
+  y = Conv(p, w) {dilations = [2], pads = [0, 1]} "conv1"
+  z = Conv(p, w) "conv2"
+}
+)";
+  OptimizeResult r = optimize(text);
+  const Graph& g = *r.graph;
+  CHECK(count(g, OpKind::Pad) == 0);
+  REQUIRE(count(g, OpKind::Conv) == 2);
+  for (const Node& conv : g.nodes()) {
+    if (conv.op != OpKind::Conv) continue;
+    const auto& pads = std::get<std::vector<std::int64_t>>(conv.attrs.at("pads"));
+    CHECK(pads == (conv.name == "conv1" ? std::vector<std::int64_t>{4, 1} : std::vector<std::int64_t>{4, 0}));
+    CHECK(g.value(conv.inputs[0]).name == "x");
+  }
+  CHECK(g.value(g.outputs()[0]).type.to_string() == "f32[N, 3, T + 1]");  // 4 + 1 pads, span 5
+  CHECK(record(r, "fold_pad_into_conv").changes == 1);
+  CHECK(record(r, "fold_pad_into_conv").details.at(0) == "'left_pad' into the pads of 'conv1'");
+  // Level basic keeps the Pad.
+  CHECK(count(*optimize(text, OptimizationLevel::Basic).graph, OpKind::Pad) == 1);
+}
+
+TEST_CASE("graph passes: a Pad that is not a zero spatial widening read only by Convs stays", "[unit][graph_passes]") {
+  // Pads left after optimizing a Pad line and its readers.
+  const auto pads_left = [](const std::string& pad, const std::string& readers) {
+    const std::string text =
+        "canary v1\ngraph main(x: f32[N, 2, 8]) -> (y) {\n  const w: f32[1, 2, 1] = [1, 2]\n"
+        "  const pads: i64[6] = [0, 0, 1, 0, 0, 2]\n  const batch_pads: i64[6] = [1, 0, 1, 0, 0, 2]\n"
+        "  const crop: i64[6] = [0, 0, -1, 0, 0, 0]\n  const one: f32[] = [1]\n  " + pad + "\n" + readers + "}\n";
+    return count(*optimize(text).graph, OpKind::Pad);
+  };
+  const std::string conv = "  y = Conv(p, w)\n";
+  CHECK(pads_left("p = Pad(x, pads)", conv) == 0);  // the foldable case, for contrast
+  CHECK(pads_left("p = Pad(x, batch_pads)", conv) == 1);
+  CHECK(pads_left("p = Pad(x, crop)", conv) == 1);
+  CHECK(pads_left("p = Pad(x, pads, one)", conv) == 1);
+  CHECK(pads_left("p = Pad(x, pads) {mode = \"reflect\"}", conv) == 1);
+  CHECK(pads_left("p = Pad(x, pads)", "  c = Conv(p, w)\n  q = Relu(p)\n  y = Add(c, q)\n") == 1);
+  CHECK(pads_left("p = Pad(x, pads)", "  y = Conv(p, w) {auto_pad = \"SAME_UPPER\"}\n") == 1);
+}

@@ -138,3 +138,43 @@ TEST_CASE("graph optimizer: an invalid level is an input error", "[unit][graph_p
   o.graph_optimization = static_cast<GraphOptimization>(7);
   CHECK_THROWS_AS(Runtime(o), Error);
 }
+
+TEST_CASE("graph optimizer: Pads folded into Convs (causal 1-D, same 2-D) give the outputs of the explicit Pads",
+          "[differential][graph_passes][api]") {
+  ModelBuilder b("padded");
+  b.input("x", DType::F32, {"N", 3, "T"})
+      .input("image", DType::F32, {"N", 2, 9, 9})
+      .constant("w1", random_tensor({4, 3, 3}, 11, -0.5f, 0.5f))
+      .constant("b1", random_tensor({4}, 12, -0.1f, 0.1f))
+      .constant("w2", random_tensor({5, 2, 3, 3}, 13, -0.5f, 0.5f))
+      .constant("causal", Tensor::from_vector<std::int64_t>({0, 0, 4, 0, 0, 0}, {6}))
+      .constant("same", Tensor::from_vector<std::int64_t>({0, 0, 1, 1, 0, 0, 1, 1}, {8}))
+      .node("Pad", {"x", "causal"}, {"xp"}, {}, "causal_pad")
+      .node("Conv", {"xp", "w1", "b1"}, {"c1"}, {{"dilations", std::vector<std::int64_t>{2}}}, "dilated")
+      .node("Relu", {"c1"}, {"y"})
+      .node("Pad", {"image", "same"}, {"ip"}, {}, "same_pad")
+      .node("Conv", {"ip", "w2"}, {"z"}, {}, "conv2d")
+      .output("y")
+      .output("z");
+  for (bool jit : {false, true}) {
+    Runtime off_rt(options_at(GraphOptimization::Off, jit)), all_rt(options_at(GraphOptimization::All, jit));
+    const Model off = off_rt.build(b), all = all_rt.build(b);
+    CHECK(changes_of(all, "fold_pad_into_conv") == 2);
+    CHECK(all.to_text().find("Pad(") == std::string::npos);
+    Session s_off = off.session(), s_all = all.session(), reference = off.reference_session();
+    for (std::int64_t t : {40, 40, 40, 97, 5}) {
+      INFO("jit " << jit << ", T " << t);
+      const NamedTensors in{{"x", random_tensor({3, 3, t}, static_cast<std::uint32_t>(t))},
+                            {"image", random_tensor({3, 2, 9, 9}, static_cast<std::uint32_t>(t) + 1)}};
+      const NamedTensors want = reference.run(in), got_off = s_off.run(in), got_all = s_all.run(in);
+      for (const char* out : {"y", "z"}) {
+        const double e_off = scaled_error(got_off.at(out), want.at(out));
+        const double e_all = scaled_error(got_all.at(out), want.at(out));
+        INFO(out << ": error without passes " << e_off << ", with passes " << e_all);
+        CHECK(got_all.at(out).shape() == want.at(out).shape());
+        CHECK(e_all <= e_off + 1e-6);
+        CHECK(e_all < 1e-5);
+      }
+    }
+  }
+}
