@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 #include <omp.h>
@@ -18,6 +19,7 @@
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
 #include "kernels/onednn/threading.h"
+#include "kernels/transpose_block.h"
 
 namespace canary::kernels::onednn {
 namespace {
@@ -125,6 +127,11 @@ void load_weights(TiledConv& t, const TiledConvShape& s, const Tensor& w, bool w
   t.weights_source = weights_are_constant && w.owns_storage() ? w : Tensor();
 }
 
+// The f32 encoding: values as they are, gathered by block transposes.
+struct KeepF32 {
+  float operator()(float v) const { return v; }
+};
+
 // Copies tiles [first, first + count) of the padded input, channels-last, into
 // src: zeros where a tile reaches into the padding, encode(x) elsewhere.
 template <typename Element, typename Encode>
@@ -141,8 +148,12 @@ void gather_tiles(const TiledConvShape& s, const float* x, std::int64_t tiles_pe
     std::memset(out, 0, static_cast<std::size_t>(lo) * row_bytes);
     std::memset(out + hi * s.channels, 0, static_cast<std::size_t>(tile_in - hi) * row_bytes);
     const float* column = x + n * s.channels * s.width + start;
-    for (std::int64_t p = lo; p < hi; ++p)
-      for (std::int64_t c = 0; c < s.channels; ++c) out[p * s.channels + c] = encode(column[c * s.width + p]);
+    if constexpr (std::is_same_v<Element, float> && std::is_same_v<Encode, KeepF32>) {
+      transpose_block(column + lo, s.width, out + lo * s.channels, s.channels, s.channels, hi - lo);
+    } else {
+      for (std::int64_t p = lo; p < hi; ++p)
+        for (std::int64_t c = 0; c < s.channels; ++c) out[p * s.channels + c] = encode(column[c * s.width + p]);
+    }
   }
 }
 
@@ -151,7 +162,7 @@ void gather_encoded_tiles(const TiledConvShape& s, const float* x, std::int64_t 
                           std::int64_t count, std::int64_t tile_in, void* src) {
   switch (s.encoding) {
     case OperandEncoding::F32:
-      gather_tiles(s, x, tiles_per_seq, first, count, tile_in, static_cast<float*>(src), [](float v) { return v; });
+      gather_tiles(s, x, tiles_per_seq, first, count, tile_in, static_cast<float*>(src), KeepF32());
       return;
     case OperandEncoding::Bf16Values:
       gather_tiles(s, x, tiles_per_seq, first, count, tile_in, static_cast<float*>(src),
@@ -171,10 +182,7 @@ void scatter_tiles(const TiledConvShape& s, const float* dst, std::int64_t tiles
     const std::int64_t n = (first + g) / tiles_per_seq, tile = (first + g) % tiles_per_seq;
     const std::int64_t begin = tile * kTileOut, valid = std::min(kTileOut, s.out - begin);
     const float* in = dst + g * kTileOut * s.out_channels;
-    for (std::int64_t m = 0; m < s.out_channels; ++m) {
-      float* row = y + (n * s.out_channels + m) * s.out + begin;
-      for (std::int64_t j = 0; j < valid; ++j) row[j] = in[j * s.out_channels + m];
-    }
+    transpose_block(in, s.out_channels, y + n * s.out_channels * s.out + begin, s.out, valid, s.out_channels);
   }
 }
 
