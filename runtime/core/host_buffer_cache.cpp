@@ -5,7 +5,7 @@
 #include <deque>
 #include <limits>
 #include <mutex>
-#include <unordered_map>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -33,7 +33,7 @@ struct Kept {
 struct State {
   std::mutex mutex;
   // Per size class, oldest first: take() hands out the warmest (the back).
-  std::unordered_map<std::size_t, std::deque<Kept>> by_class;
+  std::map<std::size_t, std::deque<Kept>> by_class;
   std::size_t kept_bytes = 0;
   std::size_t limit = kDefaultLimitBytes;
   std::uint64_t clock = 0, reused = 0, kept = 0, evicted = 0;
@@ -73,18 +73,18 @@ void free_all(const std::vector<void*>& buffers) {
 
 }  // namespace
 
-void* HostBufferCache::take(std::size_t bytes) noexcept {
+HostBuffer HostBufferCache::take(std::size_t bytes) noexcept {
   State& s = state();
   const std::lock_guard<std::mutex> lock(s.mutex);
-  const auto it = s.by_class.find(bytes);
-  if (it == s.by_class.end()) return nullptr;
-  void* data = it->second.back().data;
+  const auto it = s.by_class.lower_bound(bytes);
+  if (it == s.by_class.end() || it->first / 2 > bytes) return {};
+  const HostBuffer taken{it->second.back().data, it->first};
   it->second.pop_back();
   if (it->second.empty()) s.by_class.erase(it);
-  s.kept_bytes -= bytes;
+  s.kept_bytes -= taken.bytes;
   ++s.reused;
-  CANARY_UNPOISON(data, bytes);
-  return data;
+  CANARY_UNPOISON(taken.data, taken.bytes);
+  return taken;
 }
 
 bool HostBufferCache::keep(void* data, std::size_t bytes) noexcept {

@@ -7,13 +7,15 @@
 #include <cstdint>
 
 #include "canary/tensor.h"
+#include "runtime/core/host_memory.h"
 
 namespace canary {
 
 class HostBufferCache {
  public:
-  // A kept buffer of exactly `bytes` bytes (a size class), or nullptr.
-  void* take(std::size_t bytes) noexcept;
+  // The smallest kept buffer of `bytes` (a size class) to twice that, whose
+  // pages are backed already; data is nullptr when there is none.
+  HostBuffer take(std::size_t bytes) noexcept;
   // Keeps `data` (`bytes` bytes, from std::aligned_alloc) for a later take;
   // false when the limit leaves no room for it (the caller then frees it).
   bool keep(void* data, std::size_t bytes) noexcept;

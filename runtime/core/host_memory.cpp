@@ -33,7 +33,7 @@ HostBuffer allocate_host_buffer(std::size_t bytes) noexcept {
   const std::size_t size = host_buffer_class(bytes);
   if (size == 0) return {};
   if (size >= kCachedMinBytes) {
-    if (void* kept = host_buffer_cache().take(size)) return {kept, size};
+    if (const HostBuffer kept = host_buffer_cache().take(size); kept.data != nullptr) return kept;
   }
   if (size < kHugePageMinBytes) {
     void* p = std::aligned_alloc(kTensorAlignment, size);

@@ -21,7 +21,8 @@
 // - A released buffer of kCachedMinBytes or more goes to a process-wide
 //   cache (runtime/core/host_buffer_cache.h) instead of back to the system,
 //   up to host_buffer_cache_limit() bytes, least recently released evicted
-//   first; a request of the same class takes it back, pages already backed.
+//   first; a request of its class, or of a class down to half of it, takes
+//   it back, pages already backed.
 #pragma once
 
 #include <cstddef>
@@ -37,7 +38,9 @@ inline constexpr std::size_t kCachedMinBytes = std::size_t{64} << 10;
 
 struct HostBuffer {
   void* data = nullptr;
-  std::size_t bytes = 0;  // usable bytes: the request rounded up to its class
+  // Usable bytes: the request's class, or a larger kept class (at most twice
+  // it) that the cache handed out; what release_host_buffer must be given.
+  std::size_t bytes = 0;
 };
 
 // The class a request of `bytes` bytes is served from (at least `bytes`, a
@@ -45,7 +48,9 @@ struct HostBuffer {
 std::size_t host_buffer_class(std::size_t bytes) noexcept;
 
 // A buffer of at least `bytes` bytes (bytes > 0), 64-byte aligned, from the
-// cache where it holds one of the class; data is nullptr when the allocator fails.
+// cache where it holds one of the class or up to twice it (a call at a new,
+// smaller shape then touches no fresh page); data is nullptr when the
+// allocator fails.
 HostBuffer allocate_host_buffer(std::size_t bytes) noexcept;
 
 // Gives back a buffer from allocate_host_buffer, whole (its bytes as returned).

@@ -16,12 +16,16 @@ namespace canary {
 
 struct Tensor::Storage {
   void* data = nullptr;
-  std::size_t capacity = 0;  // bytes
+  // Bytes the tensor may use: the size class of the request that allocated
+  // it, whatever buffer the cache handed out, so that charges and reuse
+  // depend on the calls alone, never on what the process cache held.
+  std::size_t capacity = 0;
+  std::size_t buffer_bytes = 0;  // the host buffer's own size (owned storage)
   bool owned = false;
   std::shared_ptr<ArenaBudget> arena;  // charged `capacity` bytes; null: none
   ~Storage() {
     if (arena) arena->release(capacity);
-    if (owned) release_host_buffer({data, capacity});
+    if (owned) release_host_buffer({data, buffer_bytes});
   }
 };
 
@@ -127,7 +131,9 @@ std::shared_ptr<Tensor::Storage> Tensor::allocate(std::size_t bytes, DType dtype
   // From here the storage's destructor gives the charge back, whatever fails.
   s->arena = current_arena;
   s->capacity = rounded;
-  s->data = allocate_host_buffer(rounded).data;
+  const HostBuffer buffer = allocate_host_buffer(rounded);
+  s->data = buffer.data;
+  s->buffer_bytes = buffer.bytes;
   if (!s->data) throw Error(ErrorKind::Resource, "cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
   s->owned = true;
   return s;

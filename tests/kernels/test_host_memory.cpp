@@ -88,6 +88,27 @@ TEST_CASE("a released large buffer is handed out again for its class, and small 
   CHECK(canary::host_buffer_cache_stats().kept_bytes == before.kept_bytes + first.bytes);
 }
 
+TEST_CASE("a request takes a kept buffer of its class or up to twice it, never a larger one", "[unit][kernels]") {
+  const CacheLimitScope limit(std::size_t{64} << 20);
+  canary::set_host_buffer_cache_limit(0);  // start empty
+  canary::set_host_buffer_cache_limit(std::size_t{64} << 20);
+  const std::size_t kib = 1024;
+  const canary::HostBuffer kept = canary::allocate_host_buffer(700 * kib);  // class 768 KiB
+  REQUIRE(kept.bytes == 768 * kib);
+  canary::release_host_buffer(kept);
+  const canary::HostBuffer below_half = canary::allocate_host_buffer(300 * kib);  // class 320 KiB < 384
+  CHECK(below_half.data != kept.data);
+  CHECK(below_half.bytes == 320 * kib);
+  const canary::HostBuffer within = canary::allocate_host_buffer(400 * kib);  // class 448 KiB >= 384
+  CHECK(within.data == kept.data);
+  CHECK(within.bytes == 768 * kib);  // what release_host_buffer is given back
+  canary::release_host_buffer(within);
+  canary::release_host_buffer(below_half);
+  // A tensor takes a larger kept buffer the same way.
+  const canary::Tensor t = canary::Tensor::empty(canary::DType::F32, canary::Shape{100, kib});  // 400 KiB
+  CHECK(t.raw() == kept.data);
+}
+
 TEST_CASE("the buffer cache stays under its limit, evicting the least recently released", "[unit][kernels]") {
   const std::size_t mib = std::size_t{1} << 20;
   const CacheLimitScope limit(5 * mib);  // room for two 2 MiB classes, not three
