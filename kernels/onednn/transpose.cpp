@@ -1,4 +1,5 @@
-// oneDNN reorder as an f32 Transpose: the source is x's buffer read through
+// An f32 Transpose as runs and planes (transpose_planes.h), or where those do
+// not serve, as a oneDNN reorder: the source is x's buffer read through
 // permuted strides, the destination y's dense row-major buffer. oneDNN's
 // jit reorders move [N, C, H, W] <-> [N, H, W, C] (the edges of a
 // channels-last region, graph/passes/channels_last.cpp) at memory speed,
@@ -13,6 +14,7 @@
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
 #include "kernels/onednn/threading.h"
+#include "kernels/onednn/transpose_planes.h"
 
 namespace canary::kernels {
 
@@ -31,6 +33,8 @@ bool onednn_transpose(std::span<const std::int64_t> perm, const Tensor& x, Tenso
     out[i] = x.shape()[static_cast<std::size_t>(d)];
     strides[i] = dense[static_cast<std::size_t>(d)];
   }
+  // Runs and planes need no primitive: nothing is created for a new shape.
+  if (onednn::transpose_by_planes(perm, x, y)) return true;
   const onednn::SerialWhenSmall threads(static_cast<double>(x.numel()), onednn::kParallelMinElements);
   onednn::PrimitiveKey key(onednn::PrimitiveKind::Transpose);
   key.push_list(x.shape());

@@ -4,6 +4,8 @@
 // and the oneDNN Transpose that moves tensors across a region's edge.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -110,4 +112,26 @@ TEST_CASE("oneDNN Transpose matches the reference for every perm of a 4-D tensor
   CHECK_FALSE(k::onednn_transpose(short_perm, x, y));
   const Tensor ints = Tensor::from_vector<std::int64_t>({1, 2, 3, 4}, {2, 2});
   CHECK_FALSE(k::onednn_transpose(std::vector<std::int64_t>{1, 0}, ints, y));
+}
+
+TEST_CASE("Transposes of any rank and shape move bit for bit with no primitive created", "[unit][differential][onednn]") {
+  std::mt19937 rng(83);
+  // Shapes with size-1 dims, ragged block edges and neighbours that merge.
+  const std::vector<Shape> shapes{{63, 17, 5},   {17, 63, 64},  {2, 64, 24, 24}, {2, 24, 24, 64}, {1, 9, 1, 13},
+                                  {3, 1, 8, 8},  {5, 7, 11, 2, 3}, {1024, 33},   {40, 1, 1}, {4, 64, 48, 48}};
+  const std::uint64_t misses = k::onednn_cache_stats().misses;
+  for (const Shape& shape : shapes) {
+    const Tensor x = random_tensor(rng, shape);
+    std::vector<std::int64_t> perm(shape.size());
+    for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int64_t>(i);
+    do {
+      INFO(canary::shape_to_string(shape) << " perm " << canary::shape_to_string(perm));
+      Tensor want, got;
+      k::transpose(perm, x, want);
+      REQUIRE(k::onednn_transpose(perm, x, got));
+      REQUIRE(got.shape() == want.shape());
+      CHECK(std::memcmp(got.raw(), want.raw(), want.nbytes()) == 0);
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
+  CHECK(k::onednn_cache_stats().misses == misses);
 }
