@@ -31,6 +31,11 @@ struct Model::Impl {
   graph::BatchSplit batch_split;
 };
 
+// Sums of the per-session counters and timers of a session and its batch
+// slices (session.cpp).
+void add_call_counters(JitStats& into, const JitStats& from);
+void add_timers(vm::TierTimers& into, const vm::TierTimers& from);
+
 struct Session::Impl {
   std::shared_ptr<const Model::Impl> model;
   vm::Interpreter interpreter;
@@ -48,11 +53,20 @@ struct Session::Impl {
     Lane(std::shared_ptr<const vm::Program> program, const vm::RunLimits& limits) : interpreter(std::move(program), limits) {}
     vm::Interpreter interpreter;
     std::unique_ptr<jit::SessionHooks> hooks;  // null: interpreter only
+    std::unique_ptr<vm::TierTimers> timers;    // null: Options::collect_timings off
   };
   std::vector<std::unique_ptr<Lane>> lanes;
   double serial_us_per_sample = 0.0;  // the last call's time on one thread
   double output_bytes_per_sample = 0.0;
   bool split_disabled = false;  // a split call's outputs did not join (never expected)
+  // What retired lanes counted (instructions; their JIT call counters),
+  // kept so that the session's Stats never go back; their timers are added
+  // to `timers` when they retire.
+  std::uint64_t retired_instructions = 0;
+  JitStats retired_counters;
+  // Drops the lanes (and the buffers they keep, charged to the session's
+  // budget) after adding what they counted to the session's totals.
+  void retire_lanes();
   // Whether calls of this session may ever split (the options, the model,
   // the thread count): when not, the per-call policy is skipped altogether.
   bool splittable() const;

@@ -76,6 +76,8 @@ std::vector<TierTime> tier_rows(const vm::TierTimers& timers) {
   return rows;
 }
 
+}  // namespace
+
 // Adds the per-session counters of `from` (a batch slice's hooks) to `into`;
 // the model-wide ones come from the engine.
 void add_call_counters(JitStats& into, const JitStats& from) {
@@ -91,7 +93,14 @@ void add_call_counters(JitStats& into, const JitStats& from) {
   into.device_chain_calls += from.device_chain_calls;
 }
 
-}  // namespace
+void add_timers(vm::TierTimers& into, const vm::TierTimers& from) {
+  for (std::size_t t = 0; t < into.buckets.size(); ++t) {
+    for (std::size_t op = 0; op < into.buckets[t].size(); ++op) {
+      into.buckets[t][op].ns += from.buckets[t][op].ns;
+      into.buckets[t][op].count += from.buckets[t][op].count;
+    }
+  }
+}
 
 vm::RunLimits limits_of(const Options& o, bool fp64_reference) {
   const auto scaled = [&](std::size_t bytes) {
@@ -168,7 +177,6 @@ NamedTensors Session::run(const NamedTensors& inputs) {
     for (std::size_t i = 0; i < out_specs.size(); ++i) out.emplace(out_specs[i].name, std::move(results[i]));
     for (std::size_t i = 0; i < specs.size(); ++i) record_input_shape(impl_->stats.input_shapes[i], ordered[i].shape());
     ++impl_->stats.calls;
-    impl_->stats.instructions_executed = impl_->interpreter.instructions_executed();
     return out;
   } catch (const Error&) {
     ++impl_->stats.failed_calls;
@@ -180,16 +188,23 @@ const Stats& Session::stats() const {
   impl_->stats.distinct_shapes = impl_->interpreter.profile().distinct_shape_count();
   impl_->stats.arena_bytes = impl_->interpreter.arena_bytes();
   impl_->stats.peak_arena_bytes = impl_->interpreter.peak_arena_bytes();
+  // A split call's work is counted by its slices' interpreters and hooks.
+  impl_->stats.instructions_executed = impl_->interpreter.instructions_executed() + impl_->retired_instructions;
+  for (const auto& lane : impl_->lanes) impl_->stats.instructions_executed += lane->interpreter.instructions_executed();
   if (impl_->hooks) {
     impl_->stats.jit = impl_->hooks->counters();
+    add_call_counters(impl_->stats.jit, impl_->retired_counters);
     for (const auto& lane : impl_->lanes)
       if (lane->hooks) add_call_counters(impl_->stats.jit, lane->hooks->counters());
     impl_->model->engine->fill_stats(impl_->stats.jit);
   }
   if (impl_->timers) {
+    vm::TierTimers all = *impl_->timers;
+    for (const auto& lane : impl_->lanes)
+      if (lane->timers) add_timers(all, *lane->timers);
     impl_->stats.time.collected = true;
     impl_->stats.time.calls_us = static_cast<double>(impl_->timers->calls.ns) / 1e3;
-    impl_->stats.time.tiers = tier_rows(*impl_->timers);
+    impl_->stats.time.tiers = tier_rows(all);
   }
   return impl_->stats;
 }

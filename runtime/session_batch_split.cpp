@@ -111,6 +111,15 @@ void Session::Impl::learn_call_cost(const std::vector<Tensor>& inputs, const std
   output_bytes_per_sample = static_cast<double>(bytes) / static_cast<double>(batch);
 }
 
+void Session::Impl::retire_lanes() {
+  for (const auto& lane : lanes) {
+    retired_instructions += lane->interpreter.instructions_executed();
+    if (lane->hooks) add_call_counters(retired_counters, lane->hooks->counters());
+    if (lane->timers && timers) add_timers(*timers, *lane->timers);
+  }
+  lanes.clear();
+}
+
 std::optional<std::vector<Tensor>> Session::Impl::run_split(const std::vector<Tensor>& inputs, int count,
                                                             std::uint64_t call) {
   vm::RunLimits limits = interpreter.limits();
@@ -121,9 +130,16 @@ std::optional<std::vector<Tensor>> Session::Impl::run_split(const std::vector<Te
   const Options& o = model->options;
   while (lanes.size() < static_cast<std::size_t>(count)) {
     auto lane = std::make_unique<Lane>(own_program, limits);
+    // The slices' tensors count against the session's one budget.
+    lane->interpreter.share_arena_budget(interpreter.arena_budget());
     if (hooks) {
       lane->hooks = std::make_unique<jit::SessionHooks>(model->engine, o.max_loop_iterations, o.max_tensor_bytes, 1);
       lane->interpreter.set_hooks(lane->hooks.get());
+    }
+    if (timers) {
+      lane->timers = std::make_unique<vm::TierTimers>();
+      lane->interpreter.set_timers(lane->timers.get());
+      if (lane->hooks) lane->hooks->set_timers(lane->timers.get());
     }
     lanes.push_back(std::move(lane));
   }
@@ -142,13 +158,18 @@ std::optional<std::vector<Tensor>> Session::Impl::run_split(const std::vector<Te
       failures[t] = std::current_exception();
     }
   }
-  if (std::any_of(failures.begin(), failures.end(), [](const std::exception_ptr& f) { return f != nullptr; }))
+  if (std::any_of(failures.begin(), failures.end(), [](const std::exception_ptr& f) { return f != nullptr; })) {
+    // The unsplit call that follows gets the whole budget: the slices' kept
+    // buffers go (their counters first, into the session's).
+    retire_lanes();
     return std::nullopt;
+  }
   std::vector<Tensor> joined;
   for (std::size_t i = 0; i < results[0].size(); ++i) {
     std::optional<Tensor> out = join_rows(results, i);
     if (!out) {
       split_disabled = true;
+      retire_lanes();
       return std::nullopt;
     }
     joined.push_back(std::move(*out));

@@ -50,6 +50,11 @@ class Interpreter {
   // and the most it held during any call (RunLimits::max_arena_bytes).
   std::size_t arena_bytes() const { return arena_->held(); }
   std::size_t peak_arena_bytes() const { return arena_->peak(); }
+  // The budget this interpreter's tensors are charged to. A session's batch
+  // slices share the session's, so that RunLimits::max_arena_bytes bounds
+  // them all together; share before the first run (nothing is charged yet).
+  const std::shared_ptr<ArenaBudget>& arena_budget() const { return arena_; }
+  void share_arena_budget(std::shared_ptr<ArenaBudget> budget) { arena_ = std::move(budget); }
   // The frame as hooks and observers see it.
   FrameView frame_view();
 

@@ -62,6 +62,9 @@ struct TierTime {
 // Where the session's calls spent their time (Options::collect_timings).
 // `calls_us` is the wall time inside Session::run; what the tiers do not
 // cover is dispatch, input checks, buffer management and result assembly.
+// A call run as batch slices (Options::split_batch) adds every slice's
+// time, each on its own thread, so the tiers may then add up to more than
+// `calls_us` (thread time against wall time).
 struct TimeStats {
   bool collected = false;
   double calls_us = 0.0;

@@ -175,3 +175,38 @@ TEST_CASE("split batch: calls stay whole while a cost-model trial is open, and s
   for (int i = 0; i < 3; ++i) s.run({{"x", uniform_tensor(rng, {4, 32, 32, 32})}});
   CHECK(s.stats().split_calls == *split_at_open + 3);
 }
+
+TEST_CASE("split batch: slices count in the session's stats and share its arena budget", "[unit][api][batch_split]") {
+  canary::Options o = threads_options(2);
+  o.collect_timings = true;
+  const canary::Runtime rt(o), one_rt(threads_options(1));
+  canary::Session s = conv_classifier(rt).session(), one = conv_classifier(one_rt).session();
+  std::mt19937 rng(12);
+  std::vector<canary::NamedTensors> inputs;
+  for (int i = 0; i < 4; ++i) inputs.push_back({{"x", uniform_tensor(rng, {8, 32, 32, 32})}});
+  const auto conv_runs = [](const canary::Stats& st) {
+    std::uint64_t n = 0;
+    for (const canary::TierTime& t : st.time.tiers) n += t.op == "Conv" ? t.count : 0;
+    return n;
+  };
+  s.run(inputs[0]);  // unsplit: it measures the call
+  const canary::Stats first = s.stats();
+  REQUIRE(first.split_calls == 0);
+  for (int i = 1; i < 4; ++i) s.run(inputs[static_cast<std::size_t>(i)]);
+  const canary::Stats later = s.stats();
+  REQUIRE(later.split_calls == 3);
+  CHECK(later.instructions_executed > first.instructions_executed);
+  CHECK(conv_runs(first) == 1);
+  CHECK(conv_runs(later) == 1 + 3 * 2);  // each split call's Conv, timed on each of its two slices
+  // The slices' buffers are the session's: the peak holds them with the kept whole-batch registers.
+  CHECK(later.peak_arena_bytes > first.peak_arena_bytes);
+
+  // Under a budget of one unsplit call, slices never take the session past it.
+  canary::Options tight = threads_options(2);
+  tight.max_arena_bytes = first.peak_arena_bytes;
+  const canary::Runtime tight_rt(tight);
+  canary::Session bounded = conv_classifier(tight_rt).session();
+  for (const canary::NamedTensors& in : inputs) check_close(one.run(in).at("y"), bounded.run(in).at("y"));
+  CHECK(bounded.stats().peak_arena_bytes <= tight.max_arena_bytes);
+  CHECK(bounded.stats().failed_calls == 0);
+}
