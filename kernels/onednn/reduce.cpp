@@ -1,5 +1,6 @@
-// oneDNN reduction for f32 ReduceSum and ReduceMean whose reduced dims end
-// the shape (after merging).
+// f32 ReduceSum and ReduceMean whose reduced dims end the shape (after
+// merging): one reduced run at the end as row sums (kernels/row_sums.h, no
+// per-shape set-up), other patterns as a oneDNN reduction.
 //
 // Consecutive dims that are all reduced or all kept merge into one, so the
 // primitive sees at most a few dims ([N*C, H*W] for a mean over the spatial
@@ -17,6 +18,7 @@
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
 #include "kernels/onednn/threading.h"
+#include "kernels/row_sums.h"
 
 namespace canary::kernels {
 namespace {
@@ -81,6 +83,25 @@ bool onednn_reduce(const ReduceParams& p, const Tensor& x, Tensor& y) {
   const std::vector<bool> reduced = reduced_dims(p, x);
   if (reduced.empty() && x.rank() > 0) return false;
   const Merged m = merge(x, reduced);
+  Shape out;
+  for (std::size_t d = 0; d < reduced.size(); ++d) {
+    if (!reduced[d]) out.push_back(x.shape()[d]);
+    else if (p.keepdims) out.push_back(1);
+  }
+  // One reduced run at the end ([rows, length] -> [rows]): row sums, with no primitive to make per shape.
+  if (m.src.size() <= 2 && m.dst.back() == 1 && (m.src.size() == 1 || m.dst[0] == m.src[0])) {
+    const std::int64_t rows = m.src.size() == 1 ? 1 : m.src[0], length = m.src.back();
+    const float divisor = p.op == ReduceOp::Mean ? static_cast<float>(length) : 1.0f;
+    const Tensor source = x;  // keeps x's buffer alive should y be x's register
+    y.reset(DType::F32, out);
+    const float* in = source.data<float>();
+    float* sums = y.data<float>();
+    const double work = static_cast<double>(x.numel()) * (onednn::kParallelMinFlops / onednn::kParallelMinElements);
+    onednn::for_row_blocks(rows, work, [&](std::int64_t begin, std::int64_t end) {
+      row_sums(in + begin * length, end - begin, length, divisor, sums + begin);
+    });
+    return true;
+  }
   // oneDNN 2.6 reduces the innermost dim with its jit kernels but any other
   // with a reference loop; those are the reference kernel's (its strided sums vectorise).
   if (m.src.size() > DNNL_MAX_NDIMS || m.dst.back() != 1) return false;
@@ -92,11 +113,6 @@ bool onednn_reduce(const ReduceParams& p, const Tensor& x, Tensor& y) {
   key.push_list(m.src);
   key.push_list(m.dst);
   if (!key.valid()) return false;
-  Shape out;
-  for (std::size_t d = 0; d < reduced.size(); ++d) {
-    if (!reduced[d]) out.push_back(x.shape()[d]);
-    else if (p.keepdims) out.push_back(1);
-  }
   try {
     CachedPrimitive& prim =
         onednn::thread_primitive_cache().find_or_create(key, [&] { return make_reduction(algorithm, m); });

@@ -391,3 +391,33 @@ TEST_CASE("oneDNN reductions leave Max, bad axes, empty inputs and no-op axes to
   CHECK_FALSE(k::onednn_reduce(p, Tensor::empty(DType::F32, {2, 0}), y));
   CHECK_FALSE(y.defined());
 }
+
+TEST_CASE("Sums and means over the innermost dims need no primitive and stay within a few ulp of fp64",
+          "[unit][differential][onednn]") {
+  std::mt19937 rng(31);
+  const std::uint64_t misses = k::onednn_cache_stats().misses;
+  for (const Shape& shape : std::vector<Shape>{{5, 7, 200}, {3, 1, 33}, {1, 4097}, {64, 31}, {2, 8, 6, 6}}) {
+    const Tensor x = random_tensor(rng, shape);
+    for (const k::ReduceOp op : {k::ReduceOp::Sum, k::ReduceOp::Mean}) {
+      k::ReduceParams p;
+      p.op = op;
+      p.axes = shape.size() == 4 ? std::vector<std::int64_t>{2, 3} : std::vector<std::int64_t>{-1};
+      INFO(canary::shape_to_string(shape) << (op == k::ReduceOp::Mean ? " mean" : " sum"));
+      Tensor got;
+      REQUIRE(k::onednn_reduce(p, x, got));
+      const std::int64_t length = shape.size() == 4 ? 36 : shape.back();
+      REQUIRE(got.numel() == x.numel() / length);
+      for (std::int64_t r = 0; r < got.numel(); ++r) {
+        double sum = 0, magnitude = 0;
+        for (std::int64_t i = 0; i < length; ++i) {
+          sum += x.data<float>()[r * length + i];
+          magnitude += std::abs(x.data<float>()[r * length + i]);
+        }
+        const double want = op == k::ReduceOp::Mean ? sum / static_cast<double>(length) : sum;
+        const double scale = op == k::ReduceOp::Mean ? magnitude / static_cast<double>(length) : magnitude;
+        CHECK(std::abs(got.data<float>()[r] - want) <= 4e-7 * scale + 1e-30);
+      }
+    }
+  }
+  CHECK(k::onednn_cache_stats().misses == misses);
+}
