@@ -19,6 +19,7 @@
 #include "kernels/onednn.h"
 #include "kernels/onednn/bf16_operands.h"
 #include "kernels/onednn/conv_blocked.h"
+#include "kernels/onednn/conv_patches.h"
 #include "kernels/onednn/conv_tiled.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/epilogue.h"
@@ -240,20 +241,27 @@ double conv_flops(const ConvPlan& g, const Tensor& w) {
 }
 
 // What the finiteness of a convolution's operands allows: oneDNN's post-ops
-// for the epilogue (epilogue_applies), and Winograd on the blocked path. The
-// operands are scanned at most once, and only when one of the two asks.
+// for the epilogue (epilogue_applies), and the paths that run on finite
+// operands only (Winograd, the patch product). The operands are scanned at
+// most once, and only when one of them asks.
 struct Finiteness {
   bool epilogue_applies = false;
   bool operands = false;
 };
 
+// True when a path that needs finite operands could run the convolution.
+bool finite_only_suits(const onednn::BlockedConvShape& s) {
+  return onednn::winograd_suits(s) || onednn::patch_product_suits(s);
+}
+
 Finiteness check_finiteness(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor* b,
-                            bool weights_are_constant, const Epilogue& epilogue, bool winograd_shape) {
+                            bool weights_are_constant, const Epilogue& epilogue, bool finite_only_shape) {
   const onednn::ContractionBound bound{&x, &w, w.numel() / g.out_channels, 1.0, b, 1.0, weights_are_constant};
   const bool keeps_nan = onednn::epilogue_keeps_nan(epilogue);
-  const bool winograd_possible = winograd_shape && onednn::current_operand_encoding() == OperandEncoding::F32;
+  const bool finite_only_possible =
+      finite_only_shape && onednn::current_operand_encoding() == OperandEncoding::F32;
   Finiteness f;
-  if (!keeps_nan || winograd_possible) f.operands = onednn::contraction_stays_finite(bound);
+  if (!keeps_nan || finite_only_possible) f.operands = onednn::contraction_stays_finite(bound);
   f.epilogue_applies = keeps_nan || f.operands;
   return f;
 }
@@ -275,6 +283,7 @@ bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor*
   if (e == OperandEncoding::F32) {
     PrimitiveKey blocked_key = key;
     blocked_key.push(blocked.operands_finite ? 1 : 0);
+    if (onednn::patch_product_conv(blocked, x, w, b, y, weights_are_constant)) return true;
     if (blocked_key.valid() && onednn::blocked_conv(blocked, blocked_key, x, w, b, y, weights_are_constant))
       return true;
   }
@@ -300,7 +309,7 @@ bool channels_last_conv(const ConvParams& p, const Tensor& x, const Tensor& w, c
   if (g.batch == 0 || g.out_channels == 0 || x.numel() == 0 || w.numel() == 0) return false;
   onednn::BlockedConvShape s = blocked_shape(g, dims, w, epilogue);
   s.channels_last = true;
-  const Finiteness finite = check_finiteness(g, x, w, b, weights_are_constant, epilogue, onednn::winograd_suits(s));
+  const Finiteness finite = check_finiteness(g, x, w, b, weights_are_constant, epilogue, finite_only_suits(s));
   if (!finite.epilogue_applies) return false;
   s.operands_finite = finite.operands;
   const onednn::SerialWhenSmall threads(conv_flops(g, w));
@@ -309,6 +318,7 @@ bool channels_last_conv(const ConvParams& p, const Tensor& x, const Tensor& w, c
   key.push(s.operands_finite ? 1 : 0);
   if (!key.valid()) return false;
   try {
+    if (onednn::patch_product_conv(s, x, w, b, y, weights_are_constant)) return true;
     if (onednn::blocked_conv(s, key, x, w, b, y, weights_are_constant)) return true;
     // No direct kernel (grouped, not depthwise): oneDNN's gemm path on the channels-last buffers.
     CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(
@@ -340,7 +350,7 @@ bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Te
   if (x.numel() == 0 || w.numel() == 0) return false;  // empty sums: the reference writes the bias
   onednn::BlockedConvShape blocked = blocked_shape(g, x, w, epilogue);
   const Finiteness finite =
-      check_finiteness(g, x, w, b, weights_are_constant, epilogue, onednn::winograd_suits(blocked));
+      check_finiteness(g, x, w, b, weights_are_constant, epilogue, finite_only_suits(blocked));
   if (!finite.epilogue_applies) return false;
   blocked.operands_finite = finite.operands;
   const onednn::SerialWhenSmall threads(conv_flops(g, w));

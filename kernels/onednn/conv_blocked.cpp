@@ -12,6 +12,7 @@
 #include "kernels/onednn/epilogue.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/scratch_buffer.h"
+#include "kernels/onednn/weight_copies.h"
 
 namespace canary::kernels::onednn {
 namespace {
@@ -20,9 +21,8 @@ using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
 // Shapes kept per thread before the cache starts over (each holds a
-// primitive and up to two reorders), and blocked copies of constant weights.
+// primitive and up to two reorders).
 constexpr std::size_t kMaxBlockedConvs = 128;
-constexpr std::size_t kMaxWeightCopies = 512;
 
 // One operand that may need a reorder between the plain buffer and the primitive's layout.
 struct Edge {
@@ -42,18 +42,8 @@ struct BlockedConv {
   dnnl::memory bias;
 };
 
-// A constant's weights in one blocked layout. Convolutions of one shape share
-// a primitive but not weights (a ResNet stage repeats its shape), so copies
-// are kept per constant, not per primitive.
-struct WeightCopy {
-  Tensor source;  // pins the constant's buffer, so its address is not reused while the copy lives
-  dnnl::memory blocked;
-};
-
 struct BlockedConvs {
   std::unordered_map<PrimitiveKey, std::unique_ptr<BlockedConv>, PrimitiveKeyHash> by_shape;
-  std::unordered_map<const void*, std::vector<WeightCopy>> weights;  // by the constant's buffer
-  std::size_t weight_copies = 0;
   UninitializedBytes src, dst;  // reorder buffers of the blocked activations
   std::uint64_t calls = 0, created = 0, winograd_calls = 0;
 };
@@ -131,13 +121,6 @@ BlockedConv& blocked_conv_for(const BlockedConvShape& s, const PrimitiveKey& key
   return *all.by_shape.emplace(key, make_blocked_conv(s)).first->second;
 }
 
-// Reorders w into `blocked`.
-void reorder_weights(BlockedConv& c, const Tensor& w, dnnl::memory& blocked) {
-  c.plain_weights.set_data_handle(const_cast<void*>(w.raw()));
-  dnnl::reorder(c.plain_weights, blocked).execute(thread_stream(), c.plain_weights, blocked);
-  thread_stream().wait();
-}
-
 // The weights the primitive reads: w itself when it takes the plain layout;
 // for a constant, its kept blocked copy (made on first use); otherwise a
 // fresh reorder into the shape's scratch.
@@ -149,23 +132,10 @@ const dnnl::memory& weights_for(BlockedConv& c, const Tensor& w, bool weights_ar
   // Only a Canary-owned constant can be pinned: its address then cannot be reused by another tensor.
   if (!weights_are_constant || !w.owns_storage()) {
     if (!c.scratch_weights) c.scratch_weights = dnnl::memory(c.weights_md, cpu_engine());
-    reorder_weights(c, w, c.scratch_weights);
+    reorder_weights(w, c.weights_plain_md, c.scratch_weights);
     return c.scratch_weights;
   }
-  BlockedConvs& all = thread_blocked_convs();
-  std::vector<WeightCopy>& copies = all.weights[w.raw()];
-  for (const WeightCopy& copy : copies)
-    if (copy.source.shares_storage_with(w) && copy.blocked.get_desc() == c.weights_md) return copy.blocked;
-  if (all.weight_copies >= kMaxWeightCopies) {
-    all.weights.clear();
-    all.weight_copies = 0;
-    return weights_for(c, w, weights_are_constant);
-  }
-  WeightCopy copy{w, dnnl::memory(c.weights_md, cpu_engine())};
-  reorder_weights(c, w, copy.blocked);
-  ++all.weight_copies;
-  copies.push_back(std::move(copy));
-  return copies.back().blocked;
+  return thread_weight_copies().copy_of(w, c.weights_plain_md, c.weights_md);
 }
 
 void execute(const dnnl::primitive& p, dnnl_exec_arg_t* args, int count, const char* what) {
@@ -231,6 +201,9 @@ void add_blocked_conv_stats(OnednnCacheStats& stats) {
   stats.winograd_conv_calls += thread_blocked_convs().winograd_calls;
 }
 
-void clear_blocked_convs() { thread_blocked_convs() = BlockedConvs(); }
+void clear_blocked_convs() {
+  thread_blocked_convs() = BlockedConvs();
+  thread_weight_copies().clear();
+}
 
 }  // namespace canary::kernels::onednn
