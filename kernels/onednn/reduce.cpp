@@ -1,6 +1,7 @@
-// f32 ReduceSum and ReduceMean whose reduced dims end the shape (after
-// merging): one reduced run at the end as row sums (kernels/row_sums.h, no
-// per-shape set-up), other patterns as a oneDNN reduction.
+// f32 ReduceSum and ReduceMean with no per-shape set-up where the reduced
+// dims form one run (after merging): at the end as row sums, before kept
+// dims as column sums (kernels/row_sums.h); other patterns whose reduced
+// dims end the shape as a oneDNN reduction.
 //
 // Consecutive dims that are all reduced or all kept merge into one, so the
 // primitive sees at most a few dims ([N*C, H*W] for a mean over the spatial
@@ -9,6 +10,7 @@
 // NaN (oneDNN's max need not). Axes the reference rejects (out of range,
 // repeated) and empty tensors return false, so its error or result stands.
 #include <array>
+#include <optional>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -63,6 +65,18 @@ Merged merge(const Tensor& x, const std::vector<bool>& reduced) {
   return m;
 }
 
+// The sizes of a reduction over one run of dims with kept dims after it.
+struct ColumnRun {
+  std::int64_t outer, length, inner;
+};
+
+std::optional<ColumnRun> column_run(const Merged& m) {
+  if (m.src.size() == 2 && m.dst[0] == 1 && m.dst[1] == m.src[1]) return ColumnRun{1, m.src[0], m.src[1]};
+  if (m.src.size() == 3 && m.dst[0] == m.src[0] && m.dst[1] == 1 && m.dst[2] == m.src[2])
+    return ColumnRun{m.src[0], m.src[1], m.src[2]};
+  return std::nullopt;
+}
+
 CachedPrimitive make_reduction(dnnl::algorithm algorithm, const Merged& m) {
   const dnnl::memory::desc x_md = onednn::row_major_desc(m.src);
   const dnnl::memory::desc y_md = onednn::row_major_desc(m.dst);
@@ -99,6 +113,20 @@ bool onednn_reduce(const ReduceParams& p, const Tensor& x, Tensor& y) {
     const double work = static_cast<double>(x.numel()) * (onednn::kParallelMinFlops / onednn::kParallelMinElements);
     onednn::for_row_blocks(rows, work, [&](std::int64_t begin, std::int64_t end) {
       row_sums(in + begin * length, end - begin, length, divisor, sums + begin);
+    });
+    return true;
+  }
+  // One reduced run between kept ones ([outer, length, inner] -> [outer, inner]): column sums.
+  if (const std::optional<ColumnRun> run = column_run(m)) {
+    const float divisor = p.op == ReduceOp::Mean ? static_cast<float>(run->length) : 1.0f;
+    const Tensor source = x;
+    y.reset(DType::F32, out);
+    const float* in = source.data<float>();
+    float* sums = y.data<float>();
+    const double work = static_cast<double>(x.numel()) * (onednn::kParallelMinFlops / onednn::kParallelMinElements);
+    onednn::for_row_blocks(run->outer, work, [&](std::int64_t begin, std::int64_t end) {
+      column_sums(in + begin * run->length * run->inner, end - begin, run->length, run->inner, divisor,
+                  sums + begin * run->inner);
     });
     return true;
   }

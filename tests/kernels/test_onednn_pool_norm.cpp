@@ -382,14 +382,63 @@ TEST_CASE("oneDNN reductions leave Max, bad axes, empty inputs and no-op axes to
   CHECK_FALSE(k::onednn_reduce(p, x, y));
   p.axes = {1, -1};
   CHECK_FALSE(k::onednn_reduce(p, x, y));
-  p.axes = {0};  // not the innermost dim: oneDNN 2.6 would loop in its reference kernel
-  CHECK_FALSE(k::onednn_reduce(p, x, y));
+  p.axes = {0, 2};  // two reduced runs before a kept dim: oneDNN 2.6 would loop in its reference kernel
+  Tensor y3;
+  CHECK_FALSE(k::onednn_reduce(p, random_tensor(rng, {2, 3, 4, 5}), y3));
   p.axes = {};
   p.noop_with_empty_axes = true;
   CHECK_FALSE(k::onednn_reduce(p, x, y));
   p.noop_with_empty_axes = false;
   CHECK_FALSE(k::onednn_reduce(p, Tensor::empty(DType::F32, {2, 0}), y));
   CHECK_FALSE(y.defined());
+}
+
+TEST_CASE("Sums and means over middle dims are column sums: no primitive, within a few ulp of fp64",
+          "[unit][differential][onednn]") {
+  std::mt19937 rng(37);
+  const std::uint64_t misses = k::onednn_cache_stats().misses;
+  // [outer, length, inner]: a channels-last global pool (full 32-column
+  // chunks and a remainder), a sum over the batch, a lone column, an odd width.
+  struct Case {
+    Shape shape;
+    std::vector<std::int64_t> axes;
+    std::int64_t outer, length, inner;
+  };
+  const std::vector<Case> cases = {{{4, 9, 7, 70}, {1, 2}, 4, 63, 70},
+                                   {{300, 40}, {0}, 1, 300, 40},
+                                   {{3, 17, 2}, {1}, 3, 17, 2},
+                                   {{2, 1, 33, 5, 3}, {2, 3}, 2, 165, 3}};
+  for (const Case& c : cases) {
+    const Tensor x = random_tensor(rng, c.shape);
+    for (const k::ReduceOp op : {k::ReduceOp::Sum, k::ReduceOp::Mean})
+      for (const bool keepdims : {true, false}) {
+        k::ReduceParams p;
+        p.op = op;
+        p.axes = c.axes;
+        p.keepdims = keepdims;
+        INFO(canary::shape_to_string(c.shape) << (op == k::ReduceOp::Mean ? " mean" : " sum") << " keepdims "
+                                              << keepdims);
+        Tensor want, got;
+        k::reduce(p, x, want);
+        REQUIRE(k::onednn_reduce(p, x, got));
+        REQUIRE(got.shape() == want.shape());
+        REQUIRE(got.numel() == c.outer * c.inner);
+        for (std::int64_t o = 0; o < c.outer; ++o)
+          for (std::int64_t i = 0; i < c.inner; ++i) {
+            double sum = 0, magnitude = 0;
+            for (std::int64_t l = 0; l < c.length; ++l) {
+              const float v = x.data<float>()[(o * c.length + l) * c.inner + i];
+              sum += v;
+              magnitude += std::abs(v);
+            }
+            const double n = static_cast<double>(c.length);
+            const double want_value = op == k::ReduceOp::Mean ? sum / n : sum;
+            const double scale = op == k::ReduceOp::Mean ? magnitude / n : magnitude;
+            CHECK(std::abs(got.data<float>()[o * c.inner + i] - want_value) <= 4e-7 * scale + 1e-30);
+          }
+      }
+  }
+  CHECK(k::onednn_cache_stats().misses == misses);
 }
 
 TEST_CASE("Sums and means over the innermost dims need no primitive and stay within a few ulp of fp64",
