@@ -281,11 +281,8 @@ bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor*
   const PrimitiveKey key = conv_key(g, x, w, e, epilogue);
   if (!key.valid()) return false;
   if (e == OperandEncoding::F32) {
-    PrimitiveKey blocked_key = key;
-    blocked_key.push(blocked.operands_finite ? 1 : 0);
     if (onednn::patch_product_conv(blocked, x, w, b, y, weights_are_constant)) return true;
-    if (blocked_key.valid() && onednn::blocked_conv(blocked, blocked_key, x, w, b, y, weights_are_constant))
-      return true;
+    if (onednn::blocked_conv(blocked, x, w, b, y, weights_are_constant)) return true;
   }
   CachedPrimitive& prim =
       onednn::thread_primitive_cache().find_or_create(key, [&] { return make_conv(g, x, w, e, epilogue); });
@@ -319,7 +316,7 @@ bool channels_last_conv(const ConvParams& p, const Tensor& x, const Tensor& w, c
   if (!key.valid()) return false;
   try {
     if (onednn::patch_product_conv(s, x, w, b, y, weights_are_constant)) return true;
-    if (onednn::blocked_conv(s, key, x, w, b, y, weights_are_constant)) return true;
+    if (onednn::blocked_conv(s, x, w, b, y, weights_are_constant)) return true;
     // No direct kernel (grouped, not depthwise): oneDNN's gemm path on the channels-last buffers.
     CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(
         key, [&] { return make_conv(g, dims, w, OperandEncoding::F32, epilogue, true); });

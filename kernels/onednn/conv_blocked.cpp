@@ -1,12 +1,14 @@
 // Blocked-layout convolutions (see conv_blocked.h).
 #include "kernels/onednn/conv_blocked.h"
 
+#include <bit>
 #include <cstdlib>
 #include <memory>
 #include <new>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/epilogue.h"
@@ -110,15 +112,38 @@ std::unique_ptr<BlockedConv> make_blocked_conv(const BlockedConvShape& s) {
   return c;
 }
 
-// The calling thread's convolution for this key (created on first use).
-BlockedConv& blocked_conv_for(const BlockedConvShape& s, const PrimitiveKey& key) {
+// The key of a shape: every dim, the geometry, the layout of the buffers,
+// the bias, the finiteness of the operands and the epilogue.
+PrimitiveKey blocked_key(const BlockedConvShape& s) {
+  PrimitiveKey key(PrimitiveKind::Conv);
+  for (const dnnl::memory::dims* list : {&s.src, &s.weights, &s.dst, &s.strides, &s.dilations, &s.pad_l, &s.pad_r})
+    key.push_list(*list);
+  key.push(s.has_bias ? 1 : 0);
+  key.push(s.channels_last ? 1 : 0);
+  key.push(s.operands_finite ? 1 : 0);
+  push_epilogue(key, s.epilogue);
+  return key;
+}
+
+// The shape of a chunk of `images` images of s.
+BlockedConvShape chunk_shape(const BlockedConvShape& s, std::int64_t images) {
+  BlockedConvShape chunk = s;
+  chunk.src[0] = chunk.dst[0] = images;
+  return chunk;
+}
+
+// The calling thread's convolution for this shape (created on first use),
+// or null when its key does not fit.
+BlockedConv* blocked_conv_for(const BlockedConvShape& s) {
+  const PrimitiveKey key = blocked_key(s);
+  if (!key.valid()) return nullptr;
   BlockedConvs& all = thread_blocked_convs();
   auto it = all.by_shape.find(key);
-  if (it != all.by_shape.end()) return *it->second;
+  if (it != all.by_shape.end()) return it->second.get();
   if (all.by_shape.size() >= kMaxBlockedConvs) all.by_shape.clear();
   throw_if_creation_fault();
   ++all.created;
-  return *all.by_shape.emplace(key, make_blocked_conv(s)).first->second;
+  return all.by_shape.emplace(key, make_blocked_conv(s)).first->second.get();
 }
 
 // The weights the primitive reads: w itself when it takes the plain layout;
@@ -159,18 +184,24 @@ bool winograd_suits(const BlockedConvShape& s) {
   return points >= kMinOutputPoints && s.dst[0] * points >= kMinBatchOutputPoints;
 }
 
-bool blocked_conv(const BlockedConvShape& s, const PrimitiveKey& key, const Tensor& x, const Tensor& w,
-                  const Tensor* b, Tensor& y, bool weights_are_constant) {
-  BlockedConv& c = blocked_conv_for(s, key);
-  if (!c.usable) return false;
+std::vector<BatchChunk> batch_chunks(std::int64_t images) {
+  std::vector<BatchChunk> chunks;
+  std::int64_t first = 0;
+  for (std::int64_t size = std::bit_floor(static_cast<std::uint64_t>(images)); size > 0; size >>= 1)
+    if (images & size) {
+      chunks.push_back({first, size});
+      first += size;
+    }
+  return chunks;
+}
+
+namespace {
+
+// Runs one chunk's convolution: x and y point at its first image.
+void run_chunk(BlockedConv& c, const float* x, const dnnl::memory& weights, const Tensor* b, float* y) {
   BlockedConvs& all = thread_blocked_convs();
-  ++all.calls;
-  all.winograd_calls += c.winograd ? 1 : 0;
-  const dnnl::memory& weights = weights_for(c, w, weights_are_constant);
-  if (s.channels_last) y.reset(DType::F32, channels_last_dims(s.dst));
-  else y.reset(DType::F32, std::span<const std::int64_t>(s.dst.data(), s.dst.size()));
-  c.src.plain.set_data_handle(const_cast<void*>(x.raw()));
-  c.dst.plain.set_data_handle(y.raw());
+  c.src.plain.set_data_handle(const_cast<float*>(x));
+  c.dst.plain.set_data_handle(y);
   dnnl::memory& src = c.src.needs_reorder() ? c.src.blocked : c.src.plain;
   dnnl::memory& dst = c.dst.needs_reorder() ? c.dst.blocked : c.dst.plain;
   if (c.src.needs_reorder()) {
@@ -192,6 +223,41 @@ bool blocked_conv(const BlockedConvShape& s, const PrimitiveKey& key, const Tens
     execute(c.dst.reorder, back, 2, "convolution output reorder");
   }
   thread_stream().wait();
+}
+
+std::int64_t product(const dnnl::memory::dims& dims, std::size_t from) {
+  std::int64_t n = 1;
+  for (std::size_t i = from; i < dims.size(); ++i) n *= dims[i];
+  return n;
+}
+
+}  // namespace
+
+bool blocked_conv(const BlockedConvShape& s, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                  bool weights_are_constant) {
+  // Every chunk's primitive first: y stays untouched when one has no direct kernel.
+  const std::vector<BatchChunk> chunks = batch_chunks(s.src[0]);
+  std::vector<BlockedConv*> convs;
+  for (const BatchChunk& chunk : chunks) {
+    BlockedConv* c = blocked_conv_for(chunk_shape(s, chunk.images));
+    if (c == nullptr || !c->usable) return false;
+    convs.push_back(c);
+  }
+  BlockedConvs& all = thread_blocked_convs();
+  ++all.calls;
+  if (s.channels_last) y.reset(DType::F32, channels_last_dims(s.dst));
+  else y.reset(DType::F32, std::span<const std::int64_t>(s.dst.data(), s.dst.size()));
+  // Both layouts keep an image's values together, so a chunk starts at its first image.
+  const std::int64_t src_image = product(s.src, 1), dst_image = product(s.dst, 1);
+  bool winograd = false;
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    BlockedConv& c = *convs[i];
+    winograd = winograd || c.winograd;
+    const dnnl::memory& weights = weights_for(c, w, weights_are_constant);
+    run_chunk(c, x.data<float>() + chunks[i].first * src_image, weights, b,
+              y.data<float>() + chunks[i].first * dst_image);
+  }
+  all.winograd_calls += winograd ? 1 : 0;
   return true;
 }
 

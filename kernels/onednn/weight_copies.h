@@ -19,8 +19,9 @@ namespace canary::kernels::onednn {
 
 class WeightCopies {
  public:
-  // The copy of w (laid out as `plain` describes) in layout `chosen`, made by
-  // a oneDNN reorder on first use. w must own its storage and never be
+  // The copy of w (laid out as `plain` describes) in layout `chosen`, made
+  // on first use: by a plane transpose when `chosen` is a dense plain layout
+  // in another dim order, else by a oneDNN reorder. w must own its storage and never be
   // written while a tensor shares its buffer (a constant).
   const dnnl::memory& copy_of(const Tensor& w, const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
   std::size_t size() const { return copies_; }
@@ -29,7 +30,8 @@ class WeightCopies {
  private:
   static constexpr std::size_t kMaxCopies = 512;
   struct Copy {
-    Tensor source;  // pins the constant's buffer
+    Tensor source;   // pins the constant's buffer
+    Tensor storage;  // the copy's buffer when it is a plain transpose of the source
     dnnl::memory copy;
   };
   std::unordered_map<const void*, std::vector<Copy>> by_buffer_;
