@@ -1,7 +1,6 @@
 // Blocked-layout convolutions (see conv_blocked.h).
 #include "kernels/onednn/conv_blocked.h"
 
-#include <bit>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -10,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/onednn/batch_chunks.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/epilogue.h"
 #include "kernels/onednn/plain_layout.h"
@@ -182,17 +182,6 @@ bool winograd_suits(const BlockedConvShape& s) {
     if (s.strides[i] != 1 || s.dilations[i] != 0) return false;
   const std::int64_t points = s.dst[2] * s.dst[3];
   return points >= kMinOutputPoints && s.dst[0] * points >= kMinBatchOutputPoints;
-}
-
-std::vector<BatchChunk> batch_chunks(std::int64_t images) {
-  std::vector<BatchChunk> chunks;
-  std::int64_t first = 0;
-  for (std::int64_t size = std::bit_floor(static_cast<std::uint64_t>(images)); size > 0; size >>= 1)
-    if (images & size) {
-      chunks.push_back({first, size});
-      first += size;
-    }
-  return chunks;
 }
 
 namespace {

@@ -15,7 +15,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -59,21 +58,8 @@ struct BlockedConvShape {
 // output's scale over 64 input channels, tests/kernels/test_onednn_winograd.cpp).
 bool winograd_suits(const BlockedConvShape& shape);
 
-// A run of images of a batch: [first, first + images).
-struct BatchChunk {
-  std::int64_t first, images;
-};
-
-// A batch of `images` as chunks whose sizes are the powers of two that add
-// up to it, largest first (13: 8, 4, 1). oneDNN's direct kernels are made
-// per batch size (0.3-3 ms each, per convolution of a net); run chunk by
-// chunk, every batch size of a stream up to 2^k needs only k + 1 of them,
-// and a batch size not seen before usually none. Each image's outputs are
-// computed alone, so the split changes no result.
-std::vector<BatchChunk> batch_chunks(std::int64_t images);
-
 // Runs x * w (+ b) into y (y is reset to shape.dst), chunk by chunk of the
-// batch (batch_chunks). False when oneDNN has no blocked kernel for this
+// batch (batch_chunks.h). False when oneDNN has no blocked kernel for this
 // convolution (the caller runs its plain path; y is untouched).
 // weights_are_constant: w is never written while a tensor shares its
 // buffer, so its reordered copy is kept between calls. Throws dnnl::error.

@@ -1,5 +1,6 @@
-// oneDNN pooling_v2_forward for 1-D and 2-D f32 MaxPool / AveragePool, and a
-// reduction_mean for GlobalAveragePool.
+// oneDNN pooling_v2_forward for 1-D and 2-D f32 MaxPool / AveragePool, the
+// batch in power-of-two chunks (batch_chunks.h), and GlobalAveragePool as
+// row sums.
 //
 // Geometry is resolved exactly like the reference kernel (kernels/reference/
 // pool.cpp). ceil_mode becomes extra end padding, which oneDNN never counts:
@@ -19,10 +20,12 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/onednn.h"
+#include "kernels/onednn/batch_chunks.h"
 #include "kernels/onednn/engine.h"
 #include "kernels/onednn/plain_layout.h"
 #include "kernels/onednn/primitive_cache.h"
 #include "kernels/onednn/threading.h"
+#include "kernels/row_sums.h"
 
 namespace canary::kernels {
 namespace {
@@ -166,11 +169,12 @@ dnnl::algorithm pool_algorithm(const PoolParams& p) {
                              : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
-// The cache key: algorithm, input dims and each resolved axis.
-PrimitiveKey pool_key(const PoolParams& p, const PoolPlan& g, const Tensor& x) {
+// The cache key: algorithm, input dims, each resolved axis and the layout.
+PrimitiveKey pool_key(const PoolParams& p, const PoolPlan& g, std::span<const std::int64_t> x_dims) {
   PrimitiveKey key(PrimitiveKind::Pool);
   key.push(static_cast<std::int64_t>(pool_algorithm(p)));
-  key.push_list(x.shape());
+  key.push_list(x_dims);
+  key.push(p.channels_last);
   for (std::size_t i = 0; i < g.spatial; ++i) {
     const PoolAxis& a = g.axes[i];
     for (std::int64_t v : {a.kernel, a.stride, a.dilation, a.pad_begin, a.onednn_pad_end}) key.push(v);
@@ -178,8 +182,9 @@ PrimitiveKey pool_key(const PoolParams& p, const PoolPlan& g, const Tensor& x) {
   return key;
 }
 
-// Creates the pooling primitive for a plan on plain layouts.
-CachedPrimitive make_pool(const PoolParams& p, const PoolPlan& g, const Tensor& x) {
+// Creates the pooling primitive for a plan on plain layouts, x of dims x_dims
+// (channels-first) and y of the plan's output dims with x's batch.
+CachedPrimitive make_pool(const PoolParams& p, const PoolPlan& g, std::span<const std::int64_t> x_dims) {
   dnnl::memory::dims strides, kernel, dilation, pad_l, pad_r;
   for (std::size_t i = 0; i < g.spatial; ++i) {
     const PoolAxis& a = g.axes[i];
@@ -189,28 +194,17 @@ CachedPrimitive make_pool(const PoolParams& p, const PoolPlan& g, const Tensor& 
     pad_l.push_back(a.pad_begin);
     pad_r.push_back(a.onednn_pad_end);
   }
+  std::array<std::int64_t, 4> y_dims = g.out;
+  y_dims[0] = x_dims[0];
+  const std::span<const std::int64_t> y_span(y_dims.data(), g.spatial + 2);
   const dnnl::memory::desc x_md =
-      p.channels_last ? onednn::channels_last_desc(x.shape()) : onednn::row_major_desc(x.shape());
+      p.channels_last ? onednn::channels_last_desc(x_dims) : onednn::row_major_desc(x_dims);
   const dnnl::memory::desc y_md =
-      p.channels_last ? onednn::channels_last_desc(g.out_shape()) : onednn::row_major_desc(g.out_shape());
+      p.channels_last ? onednn::channels_last_desc(y_span) : onednn::row_major_desc(y_span);
   const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, pool_algorithm(p), x_md, y_md,
                                             strides, kernel, dilation, pad_l, pad_r);
   const dnnl::pooling_v2_forward::primitive_desc pd(desc, onednn::cpu_engine());
   CachedPrimitive entry{dnnl::pooling_v2_forward(pd)};
-  entry.add_argument(DNNL_ARG_SRC, x_md);
-  entry.add_argument(DNNL_ARG_DST, y_md);
-  return entry;
-}
-
-// Creates a mean over dim 1 of a dense [planes, plane_size] tensor.
-CachedPrimitive make_global_average(std::int64_t planes, std::int64_t plane_size) {
-  const std::int64_t src_dims[2] = {planes, plane_size};
-  const std::int64_t dst_dims[2] = {planes, 1};
-  const dnnl::memory::desc x_md = onednn::row_major_desc(src_dims);
-  const dnnl::memory::desc y_md = onednn::row_major_desc(dst_dims);
-  const dnnl::reduction::desc desc(dnnl::algorithm::reduction_mean, x_md, y_md, 0.f, 0.f);
-  const dnnl::reduction::primitive_desc pd(desc, onednn::cpu_engine());
-  CachedPrimitive entry{dnnl::reduction(pd)};
   entry.add_argument(DNNL_ARG_SRC, x_md);
   entry.add_argument(DNNL_ARG_DST, y_md);
   return entry;
@@ -228,45 +222,50 @@ bool onednn_pool(const PoolParams& p, const Tensor& x, Tensor& y) {
   PoolPlan g;
   if (!plan_pool(p, dims, g) || !onednn::dense_size_fits(g.out_shape())) return false;
   const onednn::SerialWhenSmall threads(static_cast<double>(x.numel()), onednn::kParallelMinElements);
-  PrimitiveKey key = pool_key(p, g, dims);
-  key.push(p.channels_last);
-  if (!key.valid()) return false;
+  // The batch in power-of-two chunks, one primitive per chunk size (batch_chunks.h).
+  std::vector<std::int64_t> chunk_dims(dims.shape().begin(), dims.shape().end());
+  for (const onednn::BatchChunk& chunk : onednn::batch_chunks(x.dim(0))) {
+    chunk_dims[0] = chunk.images;
+    if (!pool_key(p, g, chunk_dims).valid()) return false;
+  }
   try {
-    CachedPrimitive& prim =
-        onednn::thread_primitive_cache().find_or_create(key, [&] { return make_pool(p, g, dims); });
     if (p.channels_last) y.reset(DType::F32, onednn::channels_last_dims(g.out_shape()));
     else y.reset(DType::F32, g.out_shape());
-    const std::array<const void*, 2> buffers{x.raw(), y.raw()};
-    prim.execute(buffers);
+    // Both layouts keep an image's values together. A failure below leaves y
+    // to the reference kernel, which writes all of it.
+    const std::int64_t x_image = x.numel() / x.dim(0), y_image = y.numel() / y.dim(0);
+    for (const onednn::BatchChunk& chunk : onednn::batch_chunks(x.dim(0))) {
+      chunk_dims[0] = chunk.images;
+      CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(
+          pool_key(p, g, chunk_dims), [&] { return make_pool(p, g, chunk_dims); });
+      const std::array<const void*, 2> buffers{x.data<float>() + chunk.first * x_image,
+                                               y.data<float>() + chunk.first * y_image};
+      prim.execute(buffers);
+    }
     return true;
   } catch (const dnnl::error&) {
     return false;
   }
 }
 
-// oneDNN mean of x [N, C, spatial...] over the spatial axes, or false when the case does not apply.
+// The mean of x [N, C, spatial...] over the spatial axes as row sums
+// (kernels/row_sums.h): no primitive made per batch size.
 bool onednn_global_average_pool(const Tensor& x, Tensor& y) {
   onednn::thread_primitive_cache().count_call();
   if (x.dtype() != DType::F32 || &x == &y || x.rank() < 3 || x.numel() == 0) return false;
   const std::int64_t planes = x.dim(0) * x.dim(1);
   const std::int64_t plane_size = x.numel() / planes;
-  const onednn::SerialWhenSmall threads(static_cast<double>(x.numel()), onednn::kParallelMinElements);
-  PrimitiveKey key(PrimitiveKind::GlobalAveragePool);
-  key.push(planes);
-  key.push(plane_size);
-  try {
-    CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(
-        key, [&] { return make_global_average(planes, plane_size); });
-    Shape out(x.shape().size(), 1);
-    out[0] = x.dim(0);
-    out[1] = x.dim(1);
-    y.reset(DType::F32, out);
-    const std::array<const void*, 2> buffers{x.raw(), y.raw()};
-    prim.execute(buffers);
-    return true;
-  } catch (const dnnl::error&) {
-    return false;
-  }
+  Shape out(x.shape().size(), 1);
+  out[0] = x.dim(0);
+  out[1] = x.dim(1);
+  y.reset(DType::F32, out);
+  const float* in = x.data<float>();
+  float* means = y.data<float>();
+  const double work = static_cast<double>(x.numel()) * (onednn::kParallelMinFlops / onednn::kParallelMinElements);
+  onednn::for_row_blocks(planes, work, [&](std::int64_t begin, std::int64_t end) {
+    row_sums(in + begin * plane_size, end - begin, plane_size, static_cast<float>(plane_size), means + begin);
+  });
+  return true;
 }
 
 }  // namespace canary::kernels

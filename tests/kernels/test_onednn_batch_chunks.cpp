@@ -1,5 +1,5 @@
-// Blocked convolutions run batch by power-of-two chunks
-// (kernels/onednn/conv_blocked.h): how a batch splits, that every batch
+// Convolutions and pooling run batch by power-of-two chunks
+// (kernels/onednn/batch_chunks.h): how a batch splits, that every batch
 // size matches the fp64 reference in both layouts, and that once the chunk
 // sizes exist a batch size not seen before creates no primitive.
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 
 #include "canary/tensor.h"
 #include "kernels/onednn.h"
-#include "kernels/onednn/conv_blocked.h"
+#include "kernels/onednn/batch_chunks.h"
 #include "kernels/reference.h"
 
 using canary::DType;
@@ -117,4 +117,49 @@ TEST_CASE("a new batch size runs on the chunks' primitives without creating one"
   }
   CHECK(shapes_created() == created);
   CHECK(blocked_calls() == calls + 6);
+}
+
+TEST_CASE("pooling runs new batch sizes on the chunks' primitives and matches the reference",
+          "[unit][differential][onednn]") {
+  std::mt19937 rng(406);
+  for (const bool channels_last : {false, true})
+    for (const k::PoolOp op : {k::PoolOp::Max, k::PoolOp::Average}) {
+      INFO((channels_last ? "channels-last" : "channels-first") << (op == k::PoolOp::Max ? " max" : " average"));
+      k::PoolParams p;
+      p.op = op;
+      p.kernel_shape = {3, 3};
+      p.strides = {2, 2};
+      p.pads = {1, 1, 1, 1};
+      p.channels_last = channels_last;
+      const auto input = [&](std::int64_t n) {
+        return normal_tensor(rng, channels_last ? Shape{n, 9, 9, 5} : Shape{n, 5, 9, 9});
+      };
+      Tensor y;
+      for (const std::int64_t n : {1, 2, 4}) REQUIRE(k::onednn_pool(p, input(n), y));
+      const std::uint64_t misses = k::onednn_cache_stats().misses;
+      for (const std::int64_t n : {3, 5, 7}) {
+        INFO("batch " << n);
+        const Tensor x = input(n);
+        Tensor want;
+        k::pool(p, x, want);
+        REQUIRE(k::onednn_pool(p, x, y));
+        REQUIRE(y.shape() == want.shape());
+        CHECK(error_of_scale(want, y) < 1e-6);
+      }
+      CHECK(k::onednn_cache_stats().misses == misses);
+    }
+}
+
+TEST_CASE("GlobalAveragePool is a row mean with no primitive at any batch", "[unit][differential][onednn]") {
+  std::mt19937 rng(407);
+  const std::uint64_t misses = k::onednn_cache_stats().misses;
+  for (const std::int64_t n : {1, 3, 6}) {
+    const Tensor x = normal_tensor(rng, {n, 7, 5, 6});
+    Tensor want, got;
+    k::global_average_pool(x, want);
+    REQUIRE(k::onednn_global_average_pool(x, got));
+    REQUIRE(got.shape() == Shape{n, 7, 1, 1});
+    CHECK(error_of_scale(want, got) < 1e-6);
+  }
+  CHECK(k::onednn_cache_stats().misses == misses);
 }
