@@ -17,4 +17,17 @@ std::vector<BatchChunk> batch_chunks(std::int64_t images) {
   return chunks;
 }
 
+bool HotBatches::hot(const PrimitiveKey& key) {
+  if (calls_.size() >= kMaxShapes) calls_.clear();
+  int& calls = calls_[key];
+  if (calls < kHotCalls) ++calls;
+  return calls >= kHotCalls;
+}
+
+std::vector<BatchChunk> batch_plan(std::int64_t images, bool cached, HotBatches& hot, const PrimitiveKey& key) {
+  if (images <= 0) return {};
+  if (std::has_single_bit(static_cast<std::uint64_t>(images)) || cached || hot.hot(key)) return {{0, images}};
+  return batch_chunks(images);
+}
+
 }  // namespace canary::kernels::onednn

@@ -46,6 +46,7 @@ struct BlockedConv {
 
 struct BlockedConvs {
   std::unordered_map<PrimitiveKey, std::unique_ptr<BlockedConv>, PrimitiveKeyHash> by_shape;
+  HotBatches hot;  // whole-batch shapes that come back
   UninitializedBytes src, dst;  // reorder buffers of the blocked activations
   std::uint64_t calls = 0, created = 0, winograd_calls = 0;
 };
@@ -133,14 +134,13 @@ BlockedConvShape chunk_shape(const BlockedConvShape& s, std::int64_t images) {
 }
 
 // The calling thread's convolution for this shape (created on first use),
-// or null when its key does not fit.
+// or null when its key does not fit. The caller has made room (make_room).
 BlockedConv* blocked_conv_for(const BlockedConvShape& s) {
   const PrimitiveKey key = blocked_key(s);
   if (!key.valid()) return nullptr;
   BlockedConvs& all = thread_blocked_convs();
   auto it = all.by_shape.find(key);
   if (it != all.by_shape.end()) return it->second.get();
-  if (all.by_shape.size() >= kMaxBlockedConvs) all.by_shape.clear();
   throw_if_creation_fault();
   ++all.created;
   return all.by_shape.emplace(key, make_blocked_conv(s)).first->second.get();
@@ -224,15 +224,19 @@ std::int64_t product(const dnnl::memory::dims& dims, std::size_t from) {
 
 bool blocked_conv(const BlockedConvShape& s, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
                   bool weights_are_constant) {
+  BlockedConvs& all = thread_blocked_convs();
+  const PrimitiveKey whole = blocked_key(s);
+  if (!whole.valid()) return false;
+  const std::vector<BatchChunk> chunks = batch_plan(s.src[0], all.by_shape.contains(whole), all.hot, whole);
+  // Starting over only here keeps the chunks' primitives alive through the call.
+  if (all.by_shape.size() + chunks.size() > kMaxBlockedConvs) all.by_shape.clear();
   // Every chunk's primitive first: y stays untouched when one has no direct kernel.
-  const std::vector<BatchChunk> chunks = batch_chunks(s.src[0]);
   std::vector<BlockedConv*> convs;
   for (const BatchChunk& chunk : chunks) {
     BlockedConv* c = blocked_conv_for(chunk_shape(s, chunk.images));
     if (c == nullptr || !c->usable) return false;
     convs.push_back(c);
   }
-  BlockedConvs& all = thread_blocked_convs();
   ++all.calls;
   if (s.channels_last) y.reset(DType::F32, channels_last_dims(s.dst));
   else y.reset(DType::F32, std::span<const std::int64_t>(s.dst.data(), s.dst.size()));

@@ -222,9 +222,15 @@ bool onednn_pool(const PoolParams& p, const Tensor& x, Tensor& y) {
   PoolPlan g;
   if (!plan_pool(p, dims, g) || !onednn::dense_size_fits(g.out_shape())) return false;
   const onednn::SerialWhenSmall threads(static_cast<double>(x.numel()), onednn::kParallelMinElements);
-  // The batch in power-of-two chunks, one primitive per chunk size (batch_chunks.h).
+  // The batch in power-of-two chunks, one primitive per chunk size, unless
+  // the whole batch comes back often (batch_chunks.h).
+  const PrimitiveKey whole = pool_key(p, g, dims.shape());
+  if (!whole.valid()) return false;
+  thread_local onednn::HotBatches hot;
+  const std::vector<onednn::BatchChunk> chunks =
+      onednn::batch_plan(x.dim(0), onednn::thread_primitive_cache().contains(whole), hot, whole);
   std::vector<std::int64_t> chunk_dims(dims.shape().begin(), dims.shape().end());
-  for (const onednn::BatchChunk& chunk : onednn::batch_chunks(x.dim(0))) {
+  for (const onednn::BatchChunk& chunk : chunks) {
     chunk_dims[0] = chunk.images;
     if (!pool_key(p, g, chunk_dims).valid()) return false;
   }
@@ -234,7 +240,7 @@ bool onednn_pool(const PoolParams& p, const Tensor& x, Tensor& y) {
     // Both layouts keep an image's values together. A failure below leaves y
     // to the reference kernel, which writes all of it.
     const std::int64_t x_image = x.numel() / x.dim(0), y_image = y.numel() / y.dim(0);
-    for (const onednn::BatchChunk& chunk : onednn::batch_chunks(x.dim(0))) {
+    for (const onednn::BatchChunk& chunk : chunks) {
       chunk_dims[0] = chunk.images;
       CachedPrimitive& prim = onednn::thread_primitive_cache().find_or_create(
           pool_key(p, g, chunk_dims), [&] { return make_pool(p, g, chunk_dims); });

@@ -89,6 +89,8 @@ class PrimitiveCache {
   explicit PrimitiveCache(std::size_t capacity = kOnednnCacheCapacity) : capacity_(capacity) {}
   // The entry for key (now most recently used), or nullptr; counts a hit or a miss.
   CachedPrimitive* find(const PrimitiveKey& key);
+  // Whether key has an entry; counts nothing and leaves the order alone.
+  bool contains(const PrimitiveKey& key) const { return index_.contains(key); }
   // Stores an entry for key, evicting the least recently used beyond capacity.
   CachedPrimitive& insert(const PrimitiveKey& key, CachedPrimitive entry);
   // Counts one oneDNN kernel call (applied or not).

@@ -66,6 +66,18 @@ TEST_CASE("a batch splits into its power-of-two chunks, largest first", "[unit][
   CHECK(o::batch_chunks(0).empty());
 }
 
+TEST_CASE("a batch runs whole when it is a power of two, already has its primitive or keeps coming back",
+          "[unit][onednn]") {
+  o::HotBatches hot;
+  canary::kernels::onednn::PrimitiveKey key(canary::kernels::onednn::PrimitiveKind::Conv);
+  key.push(7);
+  CHECK(o::batch_plan(8, false, hot, key).size() == 1);
+  CHECK(o::batch_plan(7, true, hot, key).size() == 1);
+  for (int call = 1; call < o::HotBatches::kHotCalls; ++call) CHECK(o::batch_plan(7, false, hot, key).size() == 3);
+  CHECK(o::batch_plan(7, false, hot, key).size() == 1);
+  CHECK(o::batch_plan(0, false, hot, key).empty());
+}
+
 TEST_CASE("blocked convolutions match the fp64 reference at every batch size, in both layouts",
           "[unit][differential][onednn]") {
   std::mt19937 rng(404);
@@ -162,4 +174,23 @@ TEST_CASE("GlobalAveragePool is a row mean with no primitive at any batch", "[un
     CHECK(error_of_scale(want, got) < 1e-6);
   }
   CHECK(k::onednn_cache_stats().misses == misses);
+}
+
+TEST_CASE("a batch size that keeps coming back gets a convolution primitive of its own", "[unit][onednn]") {
+  std::mt19937 rng(408);
+  const Tensor w = normal_tensor(rng, {16, 8, 3, 3});
+  k::ConvParams p;
+  p.pads = {1, 1, 1, 1};
+  Tensor y;
+  const Tensor x = normal_tensor(rng, {6, 8, 10, 10});
+  Tensor want;
+  k::conv(p, as_f64(x), as_f64(w), nullptr, want);
+  const std::uint64_t created = shapes_created();
+  for (int call = 1; call < o::HotBatches::kHotCalls; ++call) REQUIRE(k::onednn_conv(p, x, w, nullptr, y, true, {}));
+  CHECK(shapes_created() == created + 2);  // the chunks of 4 and 2
+  REQUIRE(k::onednn_conv(p, x, w, nullptr, y, true, {}));
+  CHECK(shapes_created() == created + 3);  // the batch of 6 itself
+  CHECK(error_of_scale(want, y) < 4e-6);
+  for (int call = 0; call < 4; ++call) REQUIRE(k::onednn_conv(p, x, w, nullptr, y, true, {}));
+  CHECK(shapes_created() == created + 3);
 }
