@@ -30,6 +30,7 @@ constexpr PassEntry kPipeline[] = {
     {"fold_batch_norm", OptimizationLevel::All, passes::fold_batch_norm},
     {"fold_pad_into_conv", OptimizationLevel::All, passes::fold_pad_into_conv},
     {"fuse_matmul_add", OptimizationLevel::All, passes::fuse_matmul_add},
+    {"fuse_layer_norm", OptimizationLevel::All, passes::fuse_layer_norm},
     {"channels_last", OptimizationLevel::All, passes::convert_to_channels_last},
 };
 

@@ -31,6 +31,9 @@ void fold_batch_norm(PassContext& ctx);
 void fold_pad_into_conv(PassContext& ctx);
 // MatMul of a 2-D input by a constant matrix, then Add of a bias row, as one Gemm (fuse_matmul_add.cpp).
 void fuse_matmul_add(PassContext& ctx);
+// Layer normalisation written as ReduceMean, Sub, square, ReduceMean, Add, Sqrt, Div (and a
+// per-feature scale and shift) as one LayerNormalization (fuse_layer_norm.cpp).
+void fuse_layer_norm(PassContext& ctx);
 // 2-D f32 convolution chains in [N, H, W, C], transposes only at their edges (channels_last.cpp).
 void convert_to_channels_last(PassContext& ctx);
 

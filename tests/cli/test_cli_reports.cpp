@@ -214,7 +214,7 @@ TEST_CASE("cli inspect --passes: what each graph pass changed, and the JIT on th
   const CliResult js = run_cli({"inspect", fixture("mlp.cnr"), "--stream", dir.file("s.txt"), "--json"});
   REQUIRE(js.status == 0);
   const json doc = json::parse(js.out);
-  REQUIRE(doc["graph_passes"].size() == 9);
+  REQUIRE(doc["graph_passes"].size() == 10);
   const json& fuse = doc["graph_passes"][7];
   CHECK(fuse["pass"] == "fuse_matmul_add");
   CHECK(fuse["changes"] == 1);

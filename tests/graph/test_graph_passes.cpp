@@ -467,3 +467,80 @@ TEST_CASE("graph passes: a Pad that is not a zero spatial widening read only by 
   CHECK(pads_left("p = Pad(x, pads)", "  c = Conv(p, w)\n  q = Relu(p)\n  y = Add(c, q)\n") == 1);
   CHECK(pads_left("p = Pad(x, pads)", "  y = Conv(p, w) {auto_pad = \"SAME_UPPER\"}\n") == 1);
 }
+
+namespace {
+
+// torch's LayerNorm as exported before opset 17: statistics over the last
+// axis as primitives, then a per-feature scale and shift.
+const char* kDecomposedLayerNorm = R"(canary v1
+graph main(x: f32[N, T, 4]) -> (y) {
+  const two: f32[] = [2]
+  const eps: f32[] = [0.00001]
+  const gamma: f32[4] = [1, 2, 0.5, -1]
+  const beta: f32[4] = [0, 0.25, -1, 3]
+  mean = ReduceMean(x) {axes = [-1]} "ln_mean"
+  d = Sub(x, mean)
+  sq = Pow(d, two)
+  var = ReduceMean(sq) {axes = [-1]}
+  ve = Add(var, eps)
+  s = Sqrt(ve)
+  n = Div(d, s)
+  m = Mul(n, gamma)
+  y = Add(m, beta) "ln_shift"
+}
+)";
+
+}  // namespace
+
+TEST_CASE("graph passes: a layer norm written as primitives is one LayerNormalization", "[unit][graph_passes]") {
+  OptimizeResult r = optimize(kDecomposedLayerNorm);
+  const Graph& g = *r.graph;
+  CHECK(g.nodes().size() == 1);
+  const Node& ln = only_node(g, OpKind::LayerNormalization);
+  CHECK(ln.inputs.size() == 3);
+  CHECK(std::get<double>(ln.attrs.at("epsilon")) == Approx(1e-5));
+  CHECK(std::get<std::int64_t>(ln.attrs.at("axis")) == -1);
+  CHECK(constant_input(g, ln, 1).element_as_double(1) == 2.0);
+  CHECK(constant_input(g, ln, 2).element_as_double(3) == 3.0);
+  CHECK(g.value(g.outputs()[0]).name == "y");
+  CHECK(g.value(g.outputs()[0]).type.to_string() == "f32[N, T, 4]");
+  // reduce_strength has made the square Mul(d, d) by then.
+  CHECK(record(r, "fuse_layer_norm").details.at(0) == "'ln_mean' .. 'ln_shift' as one LayerNormalization");
+  CHECK(record(optimize(kDecomposedLayerNorm, OptimizationLevel::Basic), "reduce_strength").changes == 1);
+}
+
+TEST_CASE("graph passes: a layer norm without scale gets ones, and one whose parts are read elsewhere stays",
+          "[unit][graph_passes]") {
+  const char* bare = R"(canary v1
+graph main(x: f32[N, 3]) -> (y) {
+  const eps: f32[] = [0.001]
+  mean = ReduceMean(x) {axes = [1]}
+  d = Sub(x, mean)
+  sq = Mul(d, d)
+  var = ReduceMean(sq) {axes = [1]}
+  ve = Add(eps, var)
+  s = Sqrt(ve)
+  y = Div(d, s)
+}
+)";
+  OptimizeResult r = optimize(bare);
+  const Node& ln = only_node(*r.graph, OpKind::LayerNormalization);
+  CHECK(ln.inputs.size() == 2);
+  for (std::int64_t i = 0; i < 3; ++i) CHECK(constant_input(*r.graph, ln, 1).element_as_double(i) == 1.0);
+  CHECK(std::get<double>(ln.attrs.at("epsilon")) == Approx(1e-3));
+  // The centred value is also an output, the mean is over two axes, or the
+  // statistics are not over the last axis: nothing changes.
+  for (const std::string& change : {std::string("-> (y, d)"), std::string("{axes = [1]}|{axes = [0, 1]}"),
+                                    std::string("{axes = [1]}|{axes = [0]}")}) {
+    std::string text = bare;
+    if (change[0] == '-') text.replace(text.find("-> (y)"), 6, change);
+    else {
+      const std::string from = change.substr(0, change.find('|')), to = change.substr(change.find('|') + 1);
+      text.replace(text.find(from), from.size(), to);
+    }
+    INFO(text);
+    OptimizeResult kept = optimize(text);
+    CHECK(count(*kept.graph, OpKind::LayerNormalization) == 0);
+    CHECK(record(kept, "fuse_layer_norm").changes == 0);
+  }
+}

@@ -178,3 +178,45 @@ TEST_CASE("graph optimizer: Pads folded into Convs (causal 1-D, same 2-D) give t
     }
   }
 }
+
+TEST_CASE("graph optimizer: a layer norm written as primitives, fused, moves no output by more than 1e-6 of its scale",
+          "[differential][graph_passes][api]") {
+  // A projection, then torch's pre-opset-17 LayerNorm over 24 features.
+  const std::int64_t features = 24;
+  ModelBuilder b("layer_norm");
+  b.input("x", DType::F32, {"N", "T", 16})
+      .constant("w", random_tensor({16, features}, 11, -0.5f, 0.5f))
+      .constant("two", Tensor::scalar<float>(2.0f))
+      .constant("eps", Tensor::scalar<float>(1e-5f))
+      .constant("gamma", random_tensor({features}, 12, 0.5f, 1.5f))
+      .constant("beta", random_tensor({features}, 13, -0.5f, 0.5f))
+      .node("MatMul", {"x", "w"}, {"h"})
+      .node("ReduceMean", {"h"}, {"mean"}, {{"axes", std::vector<std::int64_t>{-1}}})
+      .node("Sub", {"h", "mean"}, {"d"})
+      .node("Pow", {"d", "two"}, {"sq"})
+      .node("ReduceMean", {"sq"}, {"var"}, {{"axes", std::vector<std::int64_t>{-1}}})
+      .node("Add", {"var", "eps"}, {"ve"})
+      .node("Sqrt", {"ve"}, {"s"})
+      .node("Div", {"d", "s"}, {"n"})
+      .node("Mul", {"n", "gamma"}, {"m"})
+      .node("Add", {"m", "beta"}, {"y"})
+      .output("y");
+  for (bool jit : {false, true}) {
+    Runtime off_rt(options_at(GraphOptimization::Off, jit)), all_rt(options_at(GraphOptimization::All, jit));
+    const Model off = off_rt.build(b), all = all_rt.build(b);
+    CHECK(changes_of(all, "fuse_layer_norm") == 1);
+    CHECK(all.to_text().find("ReduceMean") == std::string::npos);
+    Session s_off = off.session(), s_all = all.session(), reference = off.reference_session();
+    for (std::int64_t t : {7, 7, 7, 3, 12}) {  // repeats reach the compiled tier when jit is on
+      INFO("jit " << jit << ", length " << t);
+      const NamedTensors in{{"x", random_tensor({2, t, 16}, static_cast<std::uint32_t>(t) + 40, -2.0f, 2.0f)}};
+      const NamedTensors want = reference.run(in);
+      const double e_off = scaled_error(s_off.run(in).at("y"), want.at("y"));
+      const double e_all = scaled_error(s_all.run(in).at("y"), want.at("y"));
+      INFO("error without passes " << e_off << ", with passes " << e_all);
+      CHECK(e_all <= e_off + 1e-6);
+      CHECK(e_all < 1e-5);
+    }
+    if (jit) CHECK(s_all.stats().jit.compiled_entries >= 1);
+  }
+}
