@@ -10,6 +10,7 @@ packages=(
   libasmjit-dev libdnnl-dev ocl-icd-opencl-dev libboost-graph-dev catch2
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
+  python3-onnx python3-numpy  # tests/conformance generates ONNX's node suite with them
   "$@"
 )
 
