@@ -202,11 +202,10 @@ class ChannelsLast {
     for (ValueId v : node.inputs) {
       ValueId t = twin(v);
       any_twin = any_twin || t.valid();
-      if (!t.valid()) {
-        t = constant_operand(v, c.value());
-      } else if (!(edit_.graph().value(edit_.current(v)).type.shape == edit_.graph().value(node.outputs[0]).type.shape)) {
-        return false;  // a broadcast twin: the output's layout would not follow
-      }
+      // A twin that broadcasts (a squeeze-excitation scale [N, C, 1, 1]
+      // against [N, C, H, W]) is rank 4 like the output, and permuting every
+      // operand's dims alike permutes the broadcast result's.
+      if (!t.valid()) t = constant_operand(v, c.value());
       if (!t.valid()) return false;
       inputs.push_back(t);
     }

@@ -357,6 +357,35 @@ graph main(x: f32[N, 3, 8, 8]) -> (y, side) {
   CHECK(g.value(*g.find_value("bias_channels_last")).type.to_string() == "f32[4]");
 }
 
+TEST_CASE("graph passes: a squeeze-excitation scale broadcasts channels-last, with no transpose inside the block",
+          "[unit][graph_passes]") {
+  const char* block = R"(canary v1
+graph main(x: f32[N, 3, 8, 8]) -> (y) {
+  const w1: f32[4, 3, 1, 1] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+  const wr: f32[2, 4, 1, 1] = [1, 0, 0, 1, 0, 1, 1, 0]
+  const we: f32[4, 2, 1, 1] = [1, 0, 0, 1, 1, 1, 0, 1]
+  const wo: f32[4, 4, 1, 1] = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+  c1 = Conv(x, w1)
+  g = Sigmoid(c1)
+  act = Mul(c1, g)
+  pool = GlobalAveragePool(act)
+  red = Conv(pool, wr)
+  r = Relu(red)
+  exc = Conv(r, we)
+  scale = Sigmoid(exc)
+  scaled = Mul(scale, act)
+  y = Conv(scaled, wo)
+}
+)";
+  OptimizeResult r = optimize(block);
+  const Graph& g = *r.graph;
+  // 4 Conv, 2 Sigmoid, Relu, 2 Mul, the pool.
+  CHECK(record(r, "channels_last").changes == 10);
+  // x in, y out: the [N, 4, 1, 1] scale meets the map as [N, 1, 1, 4].
+  CHECK(count(g, OpKind::Transpose) == 2);
+  CHECK(g.value(*g.find_value("y")).type.to_string() == "f32[N, 4, 8, 8]");
+}
+
 TEST_CASE("graph passes: Pow by a constant 2 becomes Mul(x, x); other exponents stay", "[unit][graph_passes]") {
   const char* text = R"(canary v1
 graph main(x: f32[N, 4]) -> (sq, sq_row, cube, grown) {

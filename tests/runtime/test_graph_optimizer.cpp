@@ -220,3 +220,52 @@ TEST_CASE("graph optimizer: a layer norm written as primitives, fused, moves no 
     if (jit) CHECK(s_all.stats().jit.compiled_entries >= 1);
   }
 }
+
+TEST_CASE("graph optimizer: a squeeze-excitation block run channels-last moves no output by more than 1e-6 of its scale",
+          "[differential][graph_passes][api]") {
+  // Conv + SiLU, then EfficientNet's squeeze-excitation: a mean over H and W,
+  // two 1x1 Convs and a Sigmoid whose [N, C, 1, 1] scale multiplies the map
+  // (on either side of the Mul), then a 1x1 projection.
+  ModelBuilder b("squeeze_excitation");
+  b.input("x", DType::F32, {"N", 3, 10, 10})
+      .constant("w1", random_tensor({8, 3, 3, 3}, 21, -0.4f, 0.4f))
+      .constant("wr", random_tensor({2, 8, 1, 1}, 22, -0.5f, 0.5f))
+      .constant("br", random_tensor({2}, 23, -0.1f, 0.1f))
+      .constant("we", random_tensor({8, 2, 1, 1}, 24, -0.5f, 0.5f))
+      .constant("be", random_tensor({8}, 25, -0.1f, 0.1f))
+      .constant("wo", random_tensor({4, 8, 1, 1}, 26, -0.3f, 0.3f))
+      .node("Conv", {"x", "w1"}, {"c1"}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})
+      .node("Sigmoid", {"c1"}, {"gate"})
+      .node("Mul", {"c1", "gate"}, {"act"})
+      .node("GlobalAveragePool", {"act"}, {"pool"})
+      .node("Conv", {"pool", "wr", "br"}, {"red"})
+      .node("Relu", {"red"}, {"r"})
+      .node("Conv", {"r", "we", "be"}, {"exc"})
+      .node("Sigmoid", {"exc"}, {"scale"})
+      .node("Mul", {"scale", "act"}, {"scaled"})
+      .node("Mul", {"scaled", "scale"}, {"twice"})
+      .node("Conv", {"twice", "wo"}, {"y"})
+      .output("y");
+  for (bool jit : {false, true}) {
+    Runtime off_rt(options_at(GraphOptimization::Off, jit)), all_rt(options_at(GraphOptimization::All, jit));
+    const Model off = off_rt.build(b), all = all_rt.build(b);
+    // Only the edges transpose: x in and y out.
+    std::size_t transposes = 0;
+    for (std::size_t at = all.to_text().find("Transpose("); at != std::string::npos;
+         at = all.to_text().find("Transpose(", at + 1))
+      ++transposes;
+    CHECK(transposes == 2);
+    Session s_off = off.session(), s_all = all.session(), reference = off.reference_session();
+    for (std::int64_t n : {2, 2, 2, 3, 1}) {  // repeats reach the compiled tier when jit is on
+      INFO("jit " << jit << ", batch " << n);
+      const NamedTensors in{{"x", random_tensor({n, 3, 10, 10}, static_cast<std::uint32_t>(n) + 60, -2.0f, 2.0f)}};
+      const NamedTensors want = reference.run(in);
+      const double e_off = scaled_error(s_off.run(in).at("y"), want.at("y"));
+      const double e_all = scaled_error(s_all.run(in).at("y"), want.at("y"));
+      INFO("error without passes " << e_off << ", with passes " << e_all);
+      CHECK(e_all <= e_off + 1e-6);
+      CHECK(e_all < 1e-5);
+    }
+    if (jit) CHECK(s_all.stats().jit.compiled_entries >= 1);
+  }
+}
