@@ -4,7 +4,9 @@
 // dtype the value already has; Reshape, Flatten, Squeeze, Unsqueeze and
 // Expand whose inferred output shape is the input's shape, dim for dim
 // (symbolic dims compare as expressions, so [N, 8] -> [N, 8] goes but a
-// Reshape whose target only the run-time values could prove equal stays).
+// Reshape whose target only the run-time values could prove equal stays);
+// Pad whose pads are a constant of zeros (torch writes one before every
+// AveragePool; it would cut a channels-last chain).
 // Readers of the output read the input instead; an output that is also a
 // graph output keeps its name by moving it to the input, which is only
 // possible when the input is some other node's output.
@@ -18,6 +20,16 @@ bool same_type(const ValueType& a, const ValueType& b) {
   if (a.dtype != b.dtype || a.shape.size() != b.shape.size()) return false;
   for (std::size_t i = 0; i < a.shape.size(); ++i)
     if (!(a.shape[i] == b.shape[i])) return false;
+  return true;
+}
+
+// True when input `i` of node is a constant whose every element is zero.
+bool constant_zeros(const GraphEdit& edit, const Node& node, std::size_t i) {
+  if (node.inputs.size() <= i || !node.inputs[i].valid()) return false;
+  const Tensor* t = edit.constant(node.inputs[i]);
+  if (t == nullptr) return false;
+  for (std::int64_t k = 0; k < t->numel(); ++k)
+    if (t->element_as_double(k) != 0.0) return false;
   return true;
 }
 
@@ -38,6 +50,7 @@ const char* no_op_reason(const GraphEdit& edit, const Node& node) {
     case OpKind::Squeeze:
     case OpKind::Unsqueeze:
     case OpKind::Expand: return same_type(in, out) ? "keeps the shape" : nullptr;
+    case OpKind::Pad: return same_type(in, out) && constant_zeros(edit, node, 1) ? "pads nothing" : nullptr;
     default: return nullptr;
   }
 }

@@ -164,6 +164,28 @@ graph main(x: f32[N, 4]) -> (out) {
   CHECK(record(r, "remove_no_ops").changes == 5);
 }
 
+TEST_CASE("graph passes: a Pad of zeros goes; a Pad that moves data stays, even when it keeps the shape",
+          "[unit][graph_passes]") {
+  const char* text = R"(canary v1
+graph main(x: f32[N, 4, 6, 6]) -> (pooled, shifted, grown) {
+  const zeros: i64[8] = [0, 0, 0, 0, 0, 0, 0, 0]
+  const shift: i64[8] = [0, 0, 1, 0, 0, 0, -1, 0]
+  const one: i64[8] = [0, 0, 1, 1, 0, 0, 1, 1]
+  r = Relu(x)
+  p = Pad(r, zeros)
+  pooled = AveragePool(p) {kernel_shape = [2, 2], strides = [2, 2]}
+  shifted = Pad(r, shift)
+  grown = Pad(r, one)
+}
+)";
+  OptimizeResult r = optimize(text, OptimizationLevel::Basic);
+  const Graph& g = *r.graph;
+  CHECK(record(r, "remove_no_ops").changes == 1);
+  CHECK(count(g, OpKind::Pad) == 2);
+  CHECK(g.value(*g.find_value("shifted")).type.to_string() == "f32[N, 4, 6, 6]");
+  CHECK(only_node(g, OpKind::AveragePool).inputs[0] == *g.find_value("r"));
+}
+
 TEST_CASE("graph passes: an Identity from a graph input to a graph output stays", "[unit][graph_passes]") {
   OptimizeResult r = optimize("canary v1\ngraph main(x: f32[4]) -> (y) {\n  y = Identity(x)\n}\n");
   CHECK(r.graph->nodes().size() == 1);
