@@ -43,6 +43,7 @@ class GraphImporter {
   void add_constants(const GraphProto& proto, Scope& scope);
   void add_inputs(const GraphProto& proto, Scope& scope, const InputHints& hints);
   void import_node(const NodeProto& node, Scope& scope);
+  bool import_function_body(const NodeProto& node, Scope& scope);
   ValueId resolve(Scope& scope, const std::string& name, const std::string& what);
   std::optional<ValueType> known_type(Scope& scope, const std::string& name);
   std::optional<ValueType> declared_type(const ValueInfoProto& v, const std::string& what);
@@ -51,6 +52,8 @@ class GraphImporter {
   InputHints body_hints(Scope& scope, const NodeProto& node, OpKind op, const GraphProto& body);
 
   ImportContext& ctx_;
+  int function_depth_ = 0;  // function bodies being imported, one inside another
+  int functions_ = 0;       // function bodies imported so far (names their values apart)
 };
 
 // Imports one graph: constants, inputs, nodes in order, outputs.
@@ -115,6 +118,7 @@ void GraphImporter::import_node(const NodeProto& node, Scope& scope) {
     scope.known.emplace(node.output(0), scope.graph->value(v).type);
     return;
   }
+  if (!has_op(node, ctx_.opset) && import_function_body(node, scope)) return;
   OpKind op = op_of_node(node, ctx_.opset);
   std::vector<ValueId> inputs;
   for (int i = 0; i < node.input_size(); ++i) {
@@ -129,6 +133,27 @@ void GraphImporter::import_node(const NodeProto& node, Scope& scope) {
   Attributes attrs = attributes_from_onnx(node, op, import_subgraph);
   std::vector<std::string> outputs(node.output().begin(), node.output().end());
   scope.graph->add_node(op, node_name(node), std::move(inputs), outputs, std::move(attrs));
+}
+
+// Imports the body of an op that ONNX defines as a function of other ops
+// (onnx_functions.cpp) in place of the node; false when it has none. Body
+// nodes may be functions themselves, to a bounded depth.
+bool GraphImporter::import_function_body(const NodeProto& node, Scope& scope) {
+  constexpr int kMaxFunctionDepth = 8;
+  if (function_depth_ >= kMaxFunctionDepth) return false;
+  std::vector<onnx::TypeProto> input_types(static_cast<std::size_t>(node.input_size()));
+  for (int i = 0; i < node.input_size(); ++i) {
+    std::optional<ValueType> t = node.input(i).empty() ? std::nullopt : known_type(scope, node.input(i));
+    if (t) input_types[static_cast<std::size_t>(i)].mutable_tensor_type()->set_elem_type(
+        static_cast<std::int32_t>(onnx_elem_type(t->dtype)));
+  }
+  const std::string prefix = node_name(node) + "/" + node.op_type() + "#" + std::to_string(++functions_) + "/";
+  std::optional<std::vector<NodeProto>> body = expand_function(node, ctx_.opset, input_types, prefix);
+  if (!body) return false;
+  ++function_depth_;
+  for (const NodeProto& inner : *body) import_node(inner, scope);
+  --function_depth_;
+  return true;
 }
 
 // Finds a name in the scope; a name of an enclosing graph becomes a capture

@@ -82,6 +82,12 @@ bool is_constant_node(const onnx::NodeProto& node) {
   return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
 }
 
+bool has_op(const onnx::NodeProto& node, std::int64_t opset) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
+  std::optional<OpKind> op = find_op(node.op_type());
+  return op && introduced_in(*op) <= opset;
+}
+
 // Maps the op type to an OpKind, checking domain and opset.
 OpKind op_of_node(const onnx::NodeProto& node, std::int64_t opset) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") {

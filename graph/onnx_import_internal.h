@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -44,10 +45,14 @@ bool is_constant_node(const onnx::NodeProto& node);
 // The op of a node in the model's opset, or Error(Model) naming node, op
 // type and the reason (unknown op, other domain, op not in this opset).
 OpKind op_of_node(const onnx::NodeProto& node, std::int64_t opset);
+// True when op_of_node would find the node's op.
+bool has_op(const onnx::NodeProto& node, std::int64_t opset);
 
 // --- onnx_tensors.cpp -----------------------------------------------------
 // The DType of an ONNX element type; Error(Model) naming `what` and the type.
 DType dtype_from_onnx(std::int64_t elem_type, const std::string& what);
+// The ONNX element type of a DType.
+std::int64_t onnx_elem_type(DType dtype);
 // Copies a TensorProto (raw_data or typed fields) into a Tensor after
 // checking dims, element counts and data location; `what` names it in errors.
 Tensor tensor_from_onnx(const onnx::TensorProto& proto, const std::string& what);
@@ -73,6 +78,16 @@ std::set<std::string> free_names(const onnx::GraphProto& graph, int depth);
 // node's inputs and its subgraphs' free names come first. Duplicate output
 // names and cycles are Error(Model) naming a node.
 std::vector<int> topological_order(const onnx::GraphProto& graph, int depth);
+
+// --- onnx_functions.cpp ---------------------------------------------------
+// The body of an op that ONNX defines as a function of other ops, as libonnx
+// gives it at `opset`, with the node's inputs, outputs and attributes (or the
+// schema's defaults) bound and every inner value and node named with
+// `prefix`; nullopt when the op has no function body. input_types: the
+// node's input types where known (the loss ops' bodies depend on them).
+std::optional<std::vector<onnx::NodeProto>> expand_function(const onnx::NodeProto& node, std::int64_t opset,
+                                                            const std::vector<onnx::TypeProto>& input_types,
+                                                            const std::string& prefix);
 
 // --- onnx_graph_import.cpp ------------------------------------------------
 // Imports the main graph (and, recursively, its subgraphs) without shape

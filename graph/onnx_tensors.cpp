@@ -145,6 +145,17 @@ DType dtype_from_onnx(std::int64_t elem_type, const std::string& what) {
        " (supported: FLOAT, DOUBLE, INT64, INT32, BOOL)");
 }
 
+std::int64_t onnx_elem_type(DType dtype) {
+  switch (dtype) {
+    case DType::F32: return TensorProto::FLOAT;
+    case DType::F64: return TensorProto::DOUBLE;
+    case DType::I64: return TensorProto::INT64;
+    case DType::I32: return TensorProto::INT32;
+    case DType::Bool: return TensorProto::BOOL;
+  }
+  return TensorProto::UNDEFINED;
+}
+
 // Checks location, dtype, dims and counts, then allocates and copies.
 Tensor tensor_from_onnx(const TensorProto& proto, const std::string& what) {
   if (proto.data_location() == TensorProto::EXTERNAL) {

@@ -186,3 +186,32 @@ TEST_CASE("onnx: unnamed dims become fresh symbols", "[unit][onnx]") {
   CHECK(x.shape[0].is_symbol());
   CHECK(x.shape[1].value() == 3);
 }
+
+TEST_CASE("onnx: ops the standard defines as functions import as their bodies", "[unit][onnx]") {
+  // HardSwish (opset 14): HardSigmoid with alpha 1/6 and beta 1/2, times x.
+  // Two nodes of the same name: their inner values stay apart.
+  const onnx::GraphProto hs = graph("g",
+                                    {node("HardSwish", {"x"}, {"h"}, {}, "act"), node("HardSwish", {"h"}, {"y"}, {}, "act")},
+                                    {value("x", kFloat, {"N", 4})}, {unshaped("y", kFloat)});
+  auto g = import_onnx(bytes(model(hs, 14)), "hardswish.onnx");
+  REQUIRE(g->nodes().size() == 4);
+  CHECK(g->nodes()[0].op == canary::graph::OpKind::HardSigmoid);
+  CHECK(std::get<double>(g->nodes()[0].attrs.at("alpha")) == Approx(1.0 / 6.0));
+  CHECK(std::get<double>(g->nodes()[0].attrs.at("beta")) == 0.5);
+  CHECK(g->nodes()[1].op == canary::graph::OpKind::Mul);
+  CHECK(g->nodes()[2].op == canary::graph::OpKind::HardSigmoid);
+  CHECK(g->nodes()[0].outputs[0] != g->nodes()[2].outputs[0]);
+  CHECK(type_text(*g, "y") == "f32[N, 4]");
+
+  // GreaterOrEqual: Or(Greater, Equal), broadcasting as the op does.
+  const onnx::GraphProto ge =
+      graph("g", {node("GreaterOrEqual", {"a", "b"}, {"y"})}, {value("a", kFloat, {3, 1}), value("b", kFloat, {4})},
+            {unshaped("y", kBool)});
+  auto g2 = import_onnx(bytes(model(ge)), "ge.onnx");
+  CHECK(type_text(*g2, "y") == "bool[3, 4]");
+
+  // An op with neither a kernel nor a function body is still named as unknown.
+  const onnx::GraphProto cos = graph("g", {node("Cos", {"x"}, {"y"}, {}, "c")}, {value("x", kFloat, {2})},
+                                     {unshaped("y", kFloat)});
+  CHECK_THROWS_WITH(import_onnx(bytes(model(cos)), "cos.onnx"), Catch::Contains("node 'c' (Cos): unknown op"));
+}
