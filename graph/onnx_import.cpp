@@ -50,18 +50,23 @@ onnx::ModelProto parse_model(std::string_view bytes) {
   return model;
 }
 
-// The default-domain opset, which must be within the supported range.
+// The default-domain opset, which must be within the supported range
+// (older ones from kMinUpgradableOpset are upgraded on load).
 std::int64_t default_opset(const onnx::ModelProto& model) {
   std::optional<std::int64_t> version;
   for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
     if (!id.domain().empty() && id.domain() != "ai.onnx") continue;
-    if (id.version() < kMinOpset || id.version() > kMaxOpset) {
+    if (id.version() < kMinUpgradableOpset || id.version() > kMaxOpset) {
       fail("unsupported opset " + std::to_string(id.version()) + " for domain '' (supported " +
-           std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+           std::to_string(kMinUpgradableOpset) + " to " + std::to_string(kMaxOpset) + "; " +
+           std::to_string(kMinUpgradableOpset) + " to " + std::to_string(kMinOpset - 1) + " upgraded to " +
+           std::to_string(kMinOpset) + " on load)");
     }
     version = id.version();
   }
-  if (!version) fail("the model imports no opset for domain '' (supported 13 to 17)");
+  if (!version)
+    fail("the model imports no opset for domain '' (supported " + std::to_string(kMinUpgradableOpset) + " to " +
+         std::to_string(kMaxOpset) + ")");
   return *version;
 }
 
@@ -69,6 +74,8 @@ std::int64_t default_opset(const onnx::ModelProto& model) {
 
 // Error(Model) with the text.
 void fail(const std::string& text) { throw Error(ErrorKind::Model, text); }
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // "node 'NAME' (OpType)".
 std::string describe_node(const onnx::NodeProto& node) {
@@ -112,6 +119,10 @@ std::shared_ptr<Graph> import_onnx(std::string_view bytes, std::string_view sour
     ImportContext ctx;
     ctx.limits = limits;
     ctx.opset = default_opset(model);
+    if (ctx.opset < kMinOpset) {
+      model = upgrade_opset(model, ctx.opset);
+      ctx.opset = kMinOpset;
+    }
     std::shared_ptr<Graph> graph = import_main_graph(model.graph(), ctx);
     infer_shapes(*graph);
     return graph;

@@ -1,5 +1,6 @@
 // ONNX import: turns an ONNX model (.onnx, protobuf) into Canary's graph IR.
-// Default-domain opsets 13 to 17 are accepted; subgraphs (Loop, If, Scan)
+// Default-domain opsets 13 to 17 are accepted, and 7 to 12 upgraded to 13 on
+// load (libonnx's version converter); subgraphs (Loop, If, Scan)
 // become graph attributes with captures; the result has been through
 // infer_shapes. Every problem with the file is a canary::Error(Model) whose
 // message starts with the source name and names the node, tensor or input.

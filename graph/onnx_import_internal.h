@@ -24,6 +24,8 @@ namespace canary::graph::onnx_import {
 // The default-domain opsets the importer accepts.
 inline constexpr std::int64_t kMinOpset = 13;
 inline constexpr std::int64_t kMaxOpset = 17;
+// Older default-domain opsets, upgraded to kMinOpset on load.
+inline constexpr std::int64_t kMinUpgradableOpset = 7;
 
 // State shared by every graph of one model.
 struct ImportContext {
@@ -88,6 +90,14 @@ std::vector<int> topological_order(const onnx::GraphProto& graph, int depth);
 std::optional<std::vector<onnx::NodeProto>> expand_function(const onnx::NodeProto& node, std::int64_t opset,
                                                             const std::vector<onnx::TypeProto>& input_types,
                                                             const std::string& prefix);
+
+// --- onnx_opset_upgrade.cpp -----------------------------------------------
+// The model rewritten for opset kMinOpset by libonnx's version converter;
+// Error(Model) naming the reason when it is malformed or an op has no
+// adapter. `from`: the model's default-domain opset.
+onnx::ModelProto upgrade_opset(const onnx::ModelProto& model, std::int64_t from);
+// The first line of a library's message (libonnx's run over several).
+std::string first_line(const std::string& text);
 
 // --- onnx_graph_import.cpp ------------------------------------------------
 // Imports the main graph (and, recursively, its subgraphs) without shape

@@ -111,7 +111,8 @@ class Runtime {
   const Options& options() const { return options_; }
 
   // Loads a model file: a path ending in ".onnx" is imported as ONNX (default
-  // domain, opsets 13 to 17); any other path is read in the text format
+  // domain, opsets 13 to 17, and 7 to 12 upgraded to 13 on load); any other
+  // path is read in the text format
   // (.cnr). Error(Model) names the file and, for ONNX, the node, tensor or
   // input at fault; for text syntax errors, line and column.
   Model load(const std::string& path) const;

@@ -215,3 +215,20 @@ TEST_CASE("onnx: ops the standard defines as functions import as their bodies", 
                                      {unshaped("y", kFloat)});
   CHECK_THROWS_WITH(import_onnx(bytes(model(cos)), "cos.onnx"), Catch::Contains("node 'c' (Cos): unknown op"));
 }
+
+TEST_CASE("onnx: an opset-11 model is upgraded to 13 on load, attributes becoming inputs", "[unit][onnx]") {
+  // Split's sizes, Squeeze's and Unsqueeze's axes and ReduceSum's axes are
+  // attributes in opset 11 and inputs in 13.
+  const onnx::GraphProto g11 =
+      graph("g",
+            {node("Split", {"x"}, {"a", "b"}, {attr_int("axis", 1), attr_ints("split", {1, 3})}, "split"),
+             node("Squeeze", {"a"}, {"sa"}, {attr_ints("axes", {1})}, "squeeze"),
+             node("Unsqueeze", {"sa"}, {"y"}, {attr_ints("axes", {0})}, "unsqueeze"),
+             node("ReduceSum", {"b"}, {"z"}, {attr_ints("axes", {1}), attr_int("keepdims", 0)}, "sum")},
+            {value("x", kFloat, {"N", 4})}, {unshaped("y", kFloat), unshaped("z", kFloat)});
+  auto g = import_onnx(bytes(model(g11, 11)), "old.onnx");
+  CHECK(type_text(*g, "y") == "f32[1, N]");
+  CHECK(type_text(*g, "z") == "f32[N]");
+  for (const auto& n : g->nodes())
+    if (n.op == canary::graph::OpKind::Split) CHECK(n.inputs.size() == 2);  // the sizes as an input
+}

@@ -39,13 +39,29 @@ TEST_CASE("onnx errors: truncated and garbage bytes", "[unit][onnx]") {
   }
 }
 
-TEST_CASE("onnx errors: opsets outside 13 to 17", "[unit][onnx]") {
-  for (std::int64_t opset : {12, 18}) {
+TEST_CASE("onnx errors: opsets outside 7 to 17", "[unit][onnx]") {
+  for (std::int64_t opset : {6, 18}) {
     onnx::ModelProto m = mlp_model();
     m.mutable_opset_import(0)->set_version(opset);
-    CHECK_THAT(import_error(bytes(m)),
-               Catch::Contains("unsupported opset " + std::to_string(opset) + " for domain '' (supported 13 to 17)"));
+    CHECK_THAT(import_error(bytes(m)), Catch::Contains("unsupported opset " + std::to_string(opset) +
+                                                       " for domain '' (supported 7 to 17; 7 to 12 upgraded to 13"));
   }
+}
+
+TEST_CASE("onnx errors: an old-opset model the converter cannot take is refused with the checker's reason",
+          "[unit][onnx]") {
+  // Opset 9: a node reads a value nothing defines.
+  onnx::ModelProto m = model(graph("g", {node("Relu", {"nowhere"}, {"y"}, {}, "r")}, {value("x", kFloat, {2})},
+                                   {unshaped("y", kFloat)}),
+                             9);
+  CHECK_THAT(import_error(bytes(m)), Catch::Contains("cannot upgrade the model from opset 9 to 13") &&
+                                         Catch::Contains("not a valid ONNX model"));
+  // An output nothing defines (the converter's own import would dereference it).
+  onnx::ModelProto lost = model(graph("g", {node("Relu", {"x"}, {"y"}, {}, "r")}, {value("x", kFloat, {2})},
+                                      {unshaped("nowhere", kFloat)}),
+                                11);
+  CHECK_THAT(import_error(bytes(lost)), Catch::Contains("cannot upgrade the model from opset 11 to 13: graph 'g': "
+                                                        "output 'nowhere' is not defined in the graph"));
 }
 
 TEST_CASE("onnx errors: unknown op, other domains and ops outside the opset", "[unit][onnx]") {
