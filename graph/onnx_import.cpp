@@ -56,6 +56,8 @@ std::int64_t default_opset(const onnx::ModelProto& model) {
   std::optional<std::int64_t> version;
   for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
     if (!id.domain().empty() && id.domain() != "ai.onnx") continue;
+    if (version) fail("the model imports the default domain twice (opsets " + std::to_string(*version) + " and " +
+                      std::to_string(id.version()) + ")");
     if (id.version() < kMinUpgradableOpset || id.version() > kMaxOpset) {
       fail("unsupported opset " + std::to_string(id.version()) + " for domain '' (supported " +
            std::to_string(kMinUpgradableOpset) + " to " + std::to_string(kMaxOpset) + "; " +
@@ -120,7 +122,7 @@ std::shared_ptr<Graph> import_onnx(std::string_view bytes, std::string_view sour
     ctx.limits = limits;
     ctx.opset = default_opset(model);
     if (ctx.opset < kMinOpset) {
-      model = upgrade_opset(model, ctx.opset);
+      model = upgrade_opset(model, ctx.opset, ctx.limits);
       ctx.opset = kMinOpset;
     }
     std::shared_ptr<Graph> graph = import_main_graph(model.graph(), ctx);

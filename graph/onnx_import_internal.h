@@ -94,8 +94,9 @@ std::optional<std::vector<onnx::NodeProto>> expand_function(const onnx::NodeProt
 // --- onnx_opset_upgrade.cpp -----------------------------------------------
 // The model rewritten for opset kMinOpset by libonnx's version converter;
 // Error(Model) naming the reason when it is malformed or an op has no
-// adapter. `from`: the model's default-domain opset.
-onnx::ModelProto upgrade_opset(const onnx::ModelProto& model, std::int64_t from);
+// adapter, Error(Resource) past the import limits. `from`: the model's
+// default-domain opset.
+onnx::ModelProto upgrade_opset(const onnx::ModelProto& model, std::int64_t from, const ImportLimits& limits);
 // The first line of a library's message (libonnx's run over several).
 std::string first_line(const std::string& text);
 

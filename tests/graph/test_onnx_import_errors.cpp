@@ -62,6 +62,22 @@ TEST_CASE("onnx errors: an old-opset model the converter cannot take is refused 
                                 11);
   CHECK_THAT(import_error(bytes(lost)), Catch::Contains("cannot upgrade the model from opset 11 to 13: graph 'g': "
                                                         "output 'nowhere' is not defined in the graph"));
+  // A node of another domain named like an ONNX op (the converter finds
+  // adapters by name alone; Softmax's would read an input it lacks).
+  onnx::NodeProto foreign = node("Softmax", {}, {"y"}, {}, "sm");
+  foreign.set_domain("x");
+  onnx::ModelProto other = model(graph("g", {foreign}, {value("x", kFloat, {2})}, {unshaped("y", kFloat)}), 12);
+  other.add_opset_import()->set_domain("x");
+  CHECK_THAT(import_error(bytes(other)), Catch::Contains("node 'sm' (Softmax): domain 'x' is not supported"));
+  // An experimental op (the converter would loop on it forever).
+  onnx::ModelProto fill = model(graph("g", {node("ConstantFill", {}, {"y"}, {}, "cf")}, {value("x", kFloat, {2})},
+                                      {unshaped("y", kFloat)}),
+                                9);
+  CHECK_THAT(import_error(bytes(fill)), Catch::Contains("node 'cf' (ConstantFill): unknown op in opset 9"));
+  // The default domain imported twice.
+  onnx::ModelProto twice = mlp_model();
+  twice.add_opset_import()->set_version(11);
+  CHECK_THAT(import_error(bytes(twice)), Catch::Contains("imports the default domain twice"));
 }
 
 TEST_CASE("onnx errors: unknown op, other domains and ops outside the opset", "[unit][onnx]") {
@@ -185,4 +201,19 @@ TEST_CASE("onnx errors: an unshaped Loop body input whose outer type is unknown 
   // With value_info for the carried value it imports.
   *g->add_value_info() = value("s0_neg", kFloat, {2});
   CHECK_NOTHROW(import_onnx(bytes(m), "typed.onnx"));
+}
+
+TEST_CASE("onnx errors: an old-opset model past the import limits is refused before the upgrade", "[unit][onnx]") {
+  onnx::ModelProto m = model(graph("g",
+                                   {node("Relu", {"x"}, {"a"}), node("Relu", {"a"}, {"b"}), node("Relu", {"b"}, {"y"})},
+                                   {value("x", kFloat, {2})}, {unshaped("y", kFloat)}),
+                             11);
+  canary::graph::ImportLimits limits;
+  limits.max_nodes = 2;
+  try {
+    canary::graph::import_onnx(bytes(m), "big.onnx", limits);
+    FAIL("expected an error");
+  } catch (const canary::Error& e) {
+    CHECK(e.kind() == canary::ErrorKind::Resource);
+  }
 }
