@@ -8,6 +8,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "kernels/host_simd.h"
+
 namespace canary::kernels {
 
 std::string_view epilogue_op_name(EpilogueOp op) {
@@ -53,18 +55,38 @@ algorithm eltwise_algorithm(EpilogueOp op) {
 // Relu (oneDNN's max with 0) and Clip give a number for NaN.
 bool keeps_nan(EpilogueOp op) { return op != EpilogueOp::Relu && op != EpilogueOp::Clip; }
 
-// The largest magnitude among the elements of an f32 tensor, as the bits of
-// |v|: every NaN and infinity compares at or above 0x7f800000, and for finite
-// values the integer order is the order of magnitudes. One vector pass (the
-// pragma makes the compiler vectorise the reduction at -O2; scalar, this scan
-// cost more than the pass over the result it saves).
-std::uint32_t max_magnitude_bits(const Tensor& t) {
-  const auto* bits = static_cast<const std::uint32_t*>(t.raw());
-  const std::int64_t n = t.numel();
+// The largest of bits[i] & 0x7fffffff. Inlined into one clone per vector ISA:
+// the baseline build vectorises it with SSE2, which has no unsigned 32-bit
+// max and ran at about 6 GB/s, slower than the convolution it guards on
+// small images; the AVX2 and AVX-512 clones use vpmaxud and run at cache speed.
+__attribute__((always_inline)) inline std::uint32_t max_abs_bits(const std::uint32_t* bits, std::int64_t n) {
   std::uint32_t m = 0;
 #pragma omp simd reduction(max : m)
   for (std::int64_t i = 0; i < n; ++i) m = std::max(m, bits[i] & 0x7fffffffu);
   return m;
+}
+
+__attribute__((target("avx512f"))) std::uint32_t max_abs_bits_avx512(const std::uint32_t* bits, std::int64_t n) {
+  return max_abs_bits(bits, n);
+}
+
+__attribute__((target("avx2"))) std::uint32_t max_abs_bits_avx2(const std::uint32_t* bits, std::int64_t n) {
+  return max_abs_bits(bits, n);
+}
+
+// The largest magnitude among the elements of an f32 tensor, as the bits of
+// |v|: every NaN and infinity compares at or above 0x7f800000, and for finite
+// values the integer order is the order of magnitudes. One vector pass over
+// the tensor.
+std::uint32_t max_magnitude_bits(const Tensor& t) {
+  const auto* bits = static_cast<const std::uint32_t*>(t.raw());
+  const std::int64_t n = t.numel();
+  switch (host_simd()) {
+    case Simd::Avx512: return max_abs_bits_avx512(bits, n);
+    case Simd::Avx2: return max_abs_bits_avx2(bits, n);
+    case Simd::Baseline: break;
+  }
+  return max_abs_bits(bits, n);
 }
 
 // max_magnitude_bits of constant tensors, kept per thread with the tensor

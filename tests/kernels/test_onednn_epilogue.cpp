@@ -198,6 +198,17 @@ TEST_CASE("onednn epilogue: Relu and Clip decline results that could hold a NaN"
     k::matmul(a, b, want);
     check_against_chain(tanh, want, got);
   }
+  // The operand scan is vectorised: a bad value is seen in the vector body
+  // and in the tail, whatever the element count.
+  for (std::int64_t rows : {1, 2, 3, 5, 9, 17}) {
+    for (std::int64_t at : {std::int64_t{0}, rows * 4 - 1}) {
+      INFO(rows << " rows, NaN at element " << at);
+      Tensor a = random_tensor(rng, {rows, 4});
+      a.data<float>()[at] = kNaN;
+      Tensor y;
+      CHECK_FALSE(k::onednn_matmul(a, random_tensor(rng, {4, 3}), y, relu));
+    }
+  }
   // Finite operands whose products sum past the float range: declined even
   // when alpha is 0 (oneDNN scales after summing, and Inf * 0 is NaN).
   {
