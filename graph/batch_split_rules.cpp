@@ -48,7 +48,9 @@ Family family_of(OpKind op) {
     case OpKind::BatchNormalization: return Family::PerSample;
     case OpKind::LayerNormalization: return Family::LayerNorm;
     case OpKind::Softmax: case OpKind::LogSoftmax: return Family::Softmax;
-    case OpKind::ReduceSum: case OpKind::ReduceMean: case OpKind::ReduceMax: return Family::Reduce;
+    case OpKind::ReduceSum: case OpKind::ReduceMean: case OpKind::ReduceMax: case OpKind::ReduceMin:
+    case OpKind::ReduceProd: case OpKind::ReduceL1: case OpKind::ReduceL2: case OpKind::ReduceSumSquare:
+    case OpKind::ReduceLogSum: case OpKind::ReduceLogSumExp: return Family::Reduce;
     case OpKind::ArgMax: case OpKind::ArgMin: return Family::ArgReduce;
     case OpKind::MatMul: return Family::MatMul;
     case OpKind::Gemm: return Family::Gemm;
@@ -295,7 +297,7 @@ std::vector<int> reduced_axes(const NodeScope& s) {
   return axes;
 }
 
-// ReduceSum, ReduceMean, ReduceMax.
+// The ReduceX family.
 Categories rule_reduce(const NodeScope& s) {
   s.expect_constant(1);
   const int axis = s.batch_axis(0);

@@ -57,7 +57,14 @@ Attrs attrs_of(OpKind op) {
     case OpKind::ReduceSum:
       return {opt("keepdims", AttrType::Int, I{1}), opt("noop_with_empty_axes", AttrType::Int, I{0})};
     case OpKind::ReduceMean:
-    case OpKind::ReduceMax: return {absent("axes", AttrType::Ints), opt("keepdims", AttrType::Int, I{1})};
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+    case OpKind::ReduceProd:
+    case OpKind::ReduceL1:
+    case OpKind::ReduceL2:
+    case OpKind::ReduceSumSquare:
+    case OpKind::ReduceLogSum:
+    case OpKind::ReduceLogSumExp: return {absent("axes", AttrType::Ints), opt("keepdims", AttrType::Int, I{1})};
     case OpKind::Softmax:
     case OpKind::LogSoftmax: return {opt("axis", AttrType::Int, I{-1})};
     case OpKind::ArgMax:
@@ -160,7 +167,14 @@ InferFn infer_of(OpKind op) {
     case OpKind::GlobalAveragePool: return infer_global_pool;
     case OpKind::ReduceSum:
     case OpKind::ReduceMean:
-    case OpKind::ReduceMax: return infer_reduce;
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+    case OpKind::ReduceProd:
+    case OpKind::ReduceL1:
+    case OpKind::ReduceL2:
+    case OpKind::ReduceSumSquare:
+    case OpKind::ReduceLogSum:
+    case OpKind::ReduceLogSumExp: return infer_reduce;
     case OpKind::Softmax:
     case OpKind::LogSoftmax: return infer_softmax;
     case OpKind::ArgMax:

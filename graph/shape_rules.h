@@ -48,7 +48,7 @@ void infer_gemm(InferContext& ctx);
 void infer_conv(InferContext& ctx);
 
 // shape_rules_reduce.cpp
-void infer_reduce(InferContext& ctx);  // ReduceSum ReduceMean ReduceMax
+void infer_reduce(InferContext& ctx);  // the ReduceX family
 void infer_arg_reduce(InferContext& ctx);  // ArgMax ArgMin
 void infer_softmax(InferContext& ctx);
 void infer_layer_norm(InferContext& ctx);

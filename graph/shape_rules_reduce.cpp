@@ -1,5 +1,5 @@
-// Shape rules of reductions and normalisations: ReduceSum/Mean/Max, Softmax,
-// LayerNormalization.
+// Shape rules of reductions and normalisations: the ReduceX family,
+// ArgMax/ArgMin, Softmax, LayerNormalization.
 #include <set>
 
 #include "graph/shape_rules.h"
@@ -46,7 +46,9 @@ DimVector reduce_unknown_axes(InferContext& ctx, int rank, bool keepdims) {
 
 }  // namespace
 
-// ReduceSum ReduceMean ReduceMax: reduce the given axes (all when empty).
+// The ReduceX family: reduce the given axes (all when empty). Up to opset
+// 17 only ReduceSum takes its axes as an input and has noop_with_empty_axes;
+// the others take an axes attribute.
 void infer_reduce(InferContext& ctx) {
   ctx.expect_dtype(0, kNumeric);
   const ValueType& in = ctx.input_type(0);

@@ -34,7 +34,7 @@ bool is_row_candidate(const vm::Program& program, const Trace& trace, std::size_
   switch (info->kind) {
     case RowInfo::Kind::Reduce:
       if (info->axes.size() != 1 || normalise_axis(info->axes[0], rank) != last) return false;
-      // ReduceMax of an empty row is an error the interpreter reports.
+      // ReduceMax of an empty row (-Inf) stays with the interpreter.
       return info->reduce != kernels::ReduceOp::Max || op.inputs[0].shape.back() > 0;
     // The interpreter's oneDNN softmax hands rows with NaN or +Inf to the
     // reference kernel, whose whole-row NaN the row kernels reproduce.

@@ -19,7 +19,7 @@ namespace canary::kernels {
 
 enum class UnaryOp { Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Erf };
 enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater };
-enum class ReduceOp { Sum, Mean, Max };
+enum class ReduceOp { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
 
 // y = op(x); float dtypes (Neg/Abs/Relu also integers).
 void unary(UnaryOp op, const Tensor& x, Tensor& y);
@@ -59,6 +59,11 @@ struct ReduceParams {
   bool keepdims = true;
   bool noop_with_empty_axes = false;
 };
+// The ReduceX family over numeric dtypes. An empty reduction gives what ONNX
+// defines: 0 for the sums (LogSum: -Inf), 1 for Prod, -Inf/+Inf for Max/Min
+// (an integer type's lowest/highest), NaN for a float Mean, -Inf for
+// LogSumExp. Max and Min propagate NaN. L2, LogSum and LogSumExp compute in
+// double; an integer result they cannot represent is an Error(Input).
 void reduce(const ReduceParams& p, const Tensor& x, Tensor& y);
 // ArgMax / ArgMin: the i64 index of the largest (smallest) element along
 // axis, the first of equal ones unless select_last_index. A NaN counts as

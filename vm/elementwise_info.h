@@ -26,8 +26,8 @@ struct ElementwiseInfo {
 std::optional<ElementwiseInfo> elementwise_info(const Instruction& in);
 
 // Row ops: reductions, Softmax and LayerNormalization, with the parameters
-// decoded at compile time (reductions whose axes arrive at run time are not
-// described).
+// decoded at compile time (reductions whose axes arrive at run time, and
+// those other than Sum, Mean and Max, are not described).
 struct RowInfo {
   enum class Kind { Reduce, Softmax, LayerNorm };
   Kind kind = Kind::Reduce;

@@ -177,7 +177,9 @@ void run_reduce(const InstrParams& p, const KernelCall& c) {
     dynamic.axes = k::read_int_values(*axes, "axes");
   }
   const k::ReduceParams& params = r.axes_at_run_time && axes != nullptr ? dynamic : r.p;
-  if (k::onednn_enabled() && k::onednn_reduce(params, c.input(0), c.output(0))) return;
+  // oneDNN's reduction serves sums and means only; the others are reference-only.
+  const bool summing = params.op == k::ReduceOp::Sum || params.op == k::ReduceOp::Mean;
+  if (summing && k::onednn_enabled() && k::onednn_reduce(params, c.input(0), c.output(0))) return;
   k::reduce(params, c.input(0), c.output(0));
 }
 
@@ -414,11 +416,27 @@ KernelBinding bind_conv(const AttrReader& a, const CompileOptions& opts) {
   return make(opts.promote_f32_to_f64 ? run_conv : run_conv_onednn, std::move(p));
 }
 
+// The kernel's reduction for a ReduceX op.
+k::ReduceOp reduce_op_of(OpKind op) {
+  switch (op) {
+    case OpKind::ReduceMean: return k::ReduceOp::Mean;
+    case OpKind::ReduceMax: return k::ReduceOp::Max;
+    case OpKind::ReduceMin: return k::ReduceOp::Min;
+    case OpKind::ReduceProd: return k::ReduceOp::Prod;
+    case OpKind::ReduceL1: return k::ReduceOp::L1;
+    case OpKind::ReduceL2: return k::ReduceOp::L2;
+    case OpKind::ReduceSumSquare: return k::ReduceOp::SumSquare;
+    case OpKind::ReduceLogSum: return k::ReduceOp::LogSum;
+    case OpKind::ReduceLogSumExp: return k::ReduceOp::LogSumExp;
+    default: return k::ReduceOp::Sum;
+  }
+}
+
 // ReduceSum takes axes as an optional input (decoded now when constant);
-// ReduceMean/ReduceMax as an attribute.
+// the rest of the family as an attribute.
 KernelBinding bind_reduce(const AttrReader& a, OpKind op, std::size_t num_inputs) {
   auto p = std::make_unique<ReduceP>();
-  p->p.op = op == OpKind::ReduceSum ? k::ReduceOp::Sum : op == OpKind::ReduceMean ? k::ReduceOp::Mean : k::ReduceOp::Max;
+  p->p.op = reduce_op_of(op);
   p->p.keepdims = a.get_int("keepdims") != 0;
   if (op != OpKind::ReduceSum) {
     p->p.axes = a.get_ints("axes");
@@ -636,7 +654,14 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
       return plain(opts.promote_f32_to_f64 ? run_global_average_pool : run_global_average_pool_onednn);
     case OpKind::ReduceSum:
     case OpKind::ReduceMean:
-    case OpKind::ReduceMax: return bind_reduce(a, n.op, n.inputs.size());
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+    case OpKind::ReduceProd:
+    case OpKind::ReduceL1:
+    case OpKind::ReduceL2:
+    case OpKind::ReduceSumSquare:
+    case OpKind::ReduceLogSum:
+    case OpKind::ReduceLogSumExp: return bind_reduce(a, n.op, n.inputs.size());
     case OpKind::Softmax:
       return with_axis(opts.promote_f32_to_f64 ? run_softmax : run_softmax_onednn, a.get_int("axis"));
     // The reference kernel in every tier: oneDNN 2.6's logsoftmax is off by
@@ -748,7 +773,10 @@ std::optional<RowInfo> row_info(const Instruction& in) {
   RowInfo info;
   if (in.fn == run_reduce) {
     const ReduceP& r = as<ReduceP>(*in.params);
-    if (r.axes_at_run_time) return std::nullopt;
+    // The JIT's row kernels know Sum, Mean and Max; the rest of the family
+    // stays with the interpreter.
+    const bool row_op = r.p.op == k::ReduceOp::Sum || r.p.op == k::ReduceOp::Mean || r.p.op == k::ReduceOp::Max;
+    if (r.axes_at_run_time || !row_op) return std::nullopt;
     info.kind = RowInfo::Kind::Reduce;
     info.reduce = r.p.op;
     info.axes = r.p.axes;

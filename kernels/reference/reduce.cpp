@@ -1,9 +1,12 @@
-// Reference reductions and normalisations: ReduceSum/Mean/Max, Softmax and
-// LayerNormalization (opset 17).
+// Reference reductions and normalisations: the ReduceX family (Sum, Mean,
+// Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp), ArgMax/ArgMin,
+// Softmax/LogSoftmax and LayerNormalization (opset 17).
 //
 // Accumulation precision: sums, means, softmax denominators and layer-norm
 // statistics accumulate in double even for f32 tensors (integer sums in
-// int64), and results are rounded to the element type only when stored.
+// int64, wrapping on overflow), and results are rounded to the element type
+// only when stored.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -18,6 +21,7 @@
 #include "kernels/reference/axis.h"
 #include "kernels/reference/broadcast_index.h"
 #include "kernels/reference/element_dispatch.h"
+#include "kernels/reference/reduce_folds.h"
 #include "kernels/reference/simd_loops.h"
 
 namespace canary::kernels {
@@ -29,6 +33,13 @@ const char* reduce_name(ReduceOp op) {
     case ReduceOp::Sum: return "ReduceSum";
     case ReduceOp::Mean: return "ReduceMean";
     case ReduceOp::Max: return "ReduceMax";
+    case ReduceOp::Min: return "ReduceMin";
+    case ReduceOp::Prod: return "ReduceProd";
+    case ReduceOp::L1: return "ReduceL1";
+    case ReduceOp::L2: return "ReduceL2";
+    case ReduceOp::SumSquare: return "ReduceSumSquare";
+    case ReduceOp::LogSum: return "ReduceLogSum";
+    case ReduceOp::LogSumExp: return "ReduceLogSumExp";
   }
   return "?";
 }
@@ -61,85 +72,138 @@ std::optional<std::array<std::int64_t, 3>> single_reduced_run(const Shape& shape
   return s;
 }
 
+// Calls f(element index, slot index) for every element of a tensor of the
+// given shape, the slot being the output element it reduces into.
+template <typename F>
+void for_each_slot(const Shape& shape, const std::vector<bool>& reduced, F f) {
+  Shape kept(shape.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) kept[d] = reduced[d] ? 1 : shape[d];
+  const std::array<Shape, 1> strides{detail::broadcast_strides(kept, shape.size())};
+  detail::for_each_strided<1>(shape, strides, {0}, [&](std::int64_t i, const std::array<std::int64_t, 1>& at) {
+    f(i, at[0]);
+  });
+}
+
 // The single-run case: each slot takes its terms in the same order as the
 // generic walk (ascending reduced index), with the inner loop running along
 // contiguous memory.
-template <typename T, typename Acc>
-void accumulate_run(ReduceOp op, const T* px, const std::array<std::int64_t, 3>& s, std::vector<Acc>& acc) {
+template <detail::Fold F, typename T, typename Acc>
+void accumulate_run(const T* px, const std::array<std::int64_t, 3>& s, std::vector<Acc>& acc) {
   const auto [outer, length, inner] = s;
   for (std::int64_t o = 0; o < outer; ++o) {
     Acc* slots = acc.data() + o * inner;
-    for (std::int64_t r = 0; r < length; ++r) {
-      const T* row = px + (o * length + r) * inner;
-      // Slots are independent, so the row vectorises with the same sums in
-      // the same order (kernels/reference/simd_loops.h says why it must be asked for).
-      if (op != ReduceOp::Max) {
-        detail::fold_elements(row, slots, inner, [](T x, Acc s) { return s + static_cast<Acc>(x); });
-      } else {
-        detail::fold_elements(row, slots, inner, [](T x, Acc s) {
-          const Acc v = static_cast<Acc>(x);
-          return v > s || v != v ? v : s;  // v != v: NaN propagates
-        });
-      }
-    }
+    // Slots are independent, so each row vectorises with the same terms in
+    // the same order (kernels/reference/simd_loops.h says why it must be asked for).
+    for (std::int64_t r = 0; r < length; ++r)
+      detail::fold_elements(px + (o * length + r) * inner, slots, inner, detail::fold_step<F, T, Acc>);
   }
 }
 
-// Folds x into acc (one slot per output element) with the reduce op; returns the count per slot.
-template <typename T, typename Acc>
-std::int64_t accumulate(ReduceOp op, const Tensor& x, const std::vector<bool>& reduced, std::vector<Acc>& acc) {
-  const Shape& shape = x.shape();
-  Shape kept(shape.size());
-  std::int64_t count = 1;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    kept[d] = reduced[d] ? 1 : shape[d];
-    if (reduced[d]) count *= shape[d];
-  }
-  if (x.numel() == 0) return count;
-  if (const auto run = single_reduced_run(shape, reduced)) {
-    accumulate_run<T, Acc>(op, x.data<T>(), *run, acc);
-    return count;
-  }
-  const std::array<Shape, 1> strides{detail::broadcast_strides(kept, shape.size())};
+// Folds x into acc (one slot per output element) with one fold.
+template <detail::Fold F, typename T, typename Acc>
+void accumulate_with(const Tensor& x, const std::vector<bool>& reduced, std::vector<Acc>& acc) {
+  if (x.numel() == 0) return;
   const T* px = x.data<T>();
-  detail::for_each_strided<1>(shape, strides, {0}, [&](std::int64_t i, const std::array<std::int64_t, 1>& at) {
-    Acc& slot = acc[static_cast<std::size_t>(at[0])];
-    const Acc v = static_cast<Acc>(px[i]);
-    if (op != ReduceOp::Max) slot += v;
-    else if (v > slot || v != v) slot = v;  // v != v: NaN propagates
+  if (const auto run = single_reduced_run(x.shape(), reduced)) return accumulate_run<F, T, Acc>(px, *run, acc);
+  for_each_slot(x.shape(), reduced, [&](std::int64_t i, std::int64_t slot) {
+    Acc& s = acc[static_cast<std::size_t>(slot)];
+    s = detail::fold_step<F, T, Acc>(px[i], s);
   });
-  return count;
+}
+
+// Folds x into acc, starting each slot at the fold's initial value.
+template <typename T, typename Acc>
+void accumulate(detail::Fold fold, const Tensor& x, const std::vector<bool>& reduced, std::vector<Acc>& acc) {
+  using detail::Fold;
+  std::fill(acc.begin(), acc.end(), detail::fold_init<T, Acc>(fold));
+  switch (fold) {
+    case Fold::Add: return accumulate_with<Fold::Add, T, Acc>(x, reduced, acc);
+    case Fold::AddAbs: return accumulate_with<Fold::AddAbs, T, Acc>(x, reduced, acc);
+    case Fold::AddSquare: return accumulate_with<Fold::AddSquare, T, Acc>(x, reduced, acc);
+    case Fold::Multiply: return accumulate_with<Fold::Multiply, T, Acc>(x, reduced, acc);
+    case Fold::Max: return accumulate_with<Fold::Max, T, Acc>(x, reduced, acc);
+    case Fold::Min: return accumulate_with<Fold::Min, T, Acc>(x, reduced, acc);
+  }
+}
+
+// log(sum(exp(x))) per slot, in double, as max + log(sum(exp(x - max))) so
+// that large inputs do not overflow exp. A slot whose max is not finite
+// (empty or all -Inf: -Inf; any +Inf: +Inf; NaN) is that max.
+template <typename T>
+std::vector<double> log_sum_exp(const Tensor& x, const std::vector<bool>& reduced, std::size_t slots) {
+  std::vector<double> max(slots), sum(slots, 0.0);
+  accumulate<T, double>(detail::Fold::Max, x, reduced, max);
+  if (x.numel() > 0) {
+    const T* px = x.data<T>();
+    for_each_slot(x.shape(), reduced, [&](std::int64_t i, std::int64_t slot) {
+      const auto s = static_cast<std::size_t>(slot);
+      if (std::isfinite(max[s])) sum[s] += std::exp(static_cast<double>(px[i]) - max[s]);
+    });
+  }
+  for (std::size_t s = 0; s < slots; ++s)
+    if (std::isfinite(max[s])) max[s] += std::log(sum[s]);
+  return max;
+}
+
+// A double result stored as T. An integer type takes it truncated toward
+// zero (NumPy's astype) when it is finite and in range; otherwise there is
+// no value to store, which is an input error naming the op and the value.
+template <typename T>
+T store_double(const char* name, double v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(v);
+  } else {
+    using Limits = std::numeric_limits<T>;
+    if (!(v >= static_cast<double>(Limits::lowest()) && v < static_cast<double>(Limits::max()) + 1.0))
+      throw Error(ErrorKind::Input, std::string(name) + ": the result " + std::to_string(v) +
+                                        " is not representable in " + std::string(dtype_name(dtype_of<T>::value)));
+    return static_cast<T>(v);
+  }
+}
+
+// The output shape: reduced dims dropped, or kept as 1 with keepdims.
+Shape reduced_shape(const Shape& in, const std::vector<bool>& reduced, bool keepdims) {
+  Shape out;
+  for (std::size_t d = 0; d < reduced.size(); ++d) {
+    if (!reduced[d]) out.push_back(in[d]);
+    else if (keepdims) out.push_back(1);
+  }
+  return out;
 }
 
 // Reduces x into y for one element type.
 template <typename T>
 void reduce_typed(const ReduceParams& p, const std::vector<bool>& reduced, const Tensor& x, Tensor& y) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
-  Shape out;
-  for (std::size_t d = 0; d < reduced.size(); ++d) {
-    if (!reduced[d]) out.push_back(x.shape()[d]);
-    else if (p.keepdims) out.push_back(1);
+  const char* name = reduce_name(p.op);
+  const Shape out = reduced_shape(x.shape(), reduced, p.keepdims);
+  const auto out_n = static_cast<std::size_t>(checked_numel(out));
+  std::int64_t count = 1;
+  for (std::size_t d = 0; d < reduced.size(); ++d)
+    if (reduced[d]) count *= x.shape()[d];
+  if (p.op == ReduceOp::LogSumExp) {
+    const std::vector<double> lse = log_sum_exp<T>(x, reduced, out_n);
+    y.reset(x.dtype(), out);
+    T* py = y.data<T>();
+    for (std::size_t i = 0; i < out_n; ++i) py[i] = store_double<T>(name, lse[i]);
+    return;
   }
-  const std::int64_t out_n = checked_numel(out);
-  // Max starts at -Inf for floats, so a line of -Inf reduces to -Inf rather
-  // than to the lowest finite double (which an f64 result would keep).
-  using Limits = std::numeric_limits<Acc>;
-  const Acc max_init = Limits::has_infinity ? -Limits::infinity() : Limits::lowest();
-  const Acc init = p.op == ReduceOp::Max ? max_init : Acc{0};
-  std::vector<Acc> acc(static_cast<std::size_t>(out_n), init);
-  const std::int64_t count = accumulate<T, Acc>(p.op, x, reduced, acc);
-  if (p.op == ReduceOp::Max && count == 0 && out_n > 0)
-    throw Error(ErrorKind::Shape, "ReduceMax: reduces over an empty dim of shape " + shape_to_string(x.shape()));
+  std::vector<Acc> acc(out_n);
+  accumulate<T, Acc>(detail::fold_of(p.op), x, reduced, acc);
   y.reset(x.dtype(), out);
   T* py = y.data<T>();
-  for (std::int64_t i = 0; i < out_n; ++i) {
-    Acc v = acc[static_cast<std::size_t>(i)];
-    // Mean of nothing: NaN for floats (0/0), 0 for integers; integer means truncate.
-    if (p.op == ReduceOp::Mean) {
-      if constexpr (std::is_floating_point_v<T>) v /= static_cast<Acc>(count);
-      else v = count == 0 ? 0 : v / count;
+  for (std::size_t i = 0; i < out_n; ++i) {
+    const Acc v = acc[i];
+    switch (p.op) {
+      // Mean of nothing: NaN for floats (0/0), 0 for integers; integer means truncate.
+      case ReduceOp::Mean:
+        if constexpr (std::is_floating_point_v<T>) py[i] = static_cast<T>(v / static_cast<Acc>(count));
+        else py[i] = static_cast<T>(count == 0 ? 0 : v / count);
+        break;
+      case ReduceOp::L2: py[i] = store_double<T>(name, std::sqrt(static_cast<double>(v))); break;
+      case ReduceOp::LogSum: py[i] = store_double<T>(name, std::log(static_cast<double>(v))); break;
+      default: py[i] = static_cast<T>(v);
     }
-    py[i] = static_cast<T>(v);
   }
 }
 
