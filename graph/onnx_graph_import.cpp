@@ -118,8 +118,9 @@ void GraphImporter::import_node(const NodeProto& node, Scope& scope) {
     scope.known.emplace(node.output(0), scope.graph->value(v).type);
     return;
   }
-  if (!has_op(node, ctx_.opset) && import_function_body(node, scope)) return;
-  OpKind op = op_of_node(node, ctx_.opset);
+  const OpLookup lookup = lookup_op(node, ctx_.opset);
+  if (!lookup.op && import_function_body(node, scope)) return;
+  OpKind op = op_of_node(node, lookup);
   std::vector<ValueId> inputs;
   for (int i = 0; i < node.input_size(); ++i) {
     const std::string& in = node.input(i);

@@ -91,24 +91,22 @@ bool is_constant_node(const onnx::NodeProto& node) {
   return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
 }
 
-bool has_op(const onnx::NodeProto& node, std::int64_t opset) {
-  if (!node.domain().empty() && node.domain() != "ai.onnx") return false;
+// Maps the op type to an OpKind, checking domain and opset.
+OpLookup lookup_op(const onnx::NodeProto& node, std::int64_t opset) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return {std::nullopt, "domain '" + node.domain() + "' is not supported (only the default ONNX domain is)"};
   std::optional<OpKind> op = find_op(node.op_type());
-  return op && introduced_in(*op) <= opset;
+  if (!op) return {std::nullopt, "unknown op"};
+  if (introduced_in(*op) > opset) {
+    return {std::nullopt, "unknown op in opset " + std::to_string(opset) + " (it exists from opset " +
+                              std::to_string(introduced_in(*op)) + ")"};
+  }
+  return {op, {}};
 }
 
-// Maps the op type to an OpKind, checking domain and opset.
-OpKind op_of_node(const onnx::NodeProto& node, std::int64_t opset) {
-  if (!node.domain().empty() && node.domain() != "ai.onnx") {
-    fail(describe_node(node) + ": domain '" + node.domain() + "' is not supported (only the default ONNX domain is)");
-  }
-  std::optional<OpKind> op = find_op(node.op_type());
-  if (!op) fail(describe_node(node) + ": unknown op");
-  if (introduced_in(*op) > opset) {
-    fail(describe_node(node) + ": unknown op in opset " + std::to_string(opset) + " (it exists from opset " +
-         std::to_string(introduced_in(*op)) + ")");
-  }
-  return *op;
+OpKind op_of_node(const onnx::NodeProto& node, const OpLookup& lookup) {
+  if (!lookup.op) fail(describe_node(node) + ": " + lookup.why_not);
+  return *lookup.op;
 }
 
 }  // namespace onnx_import

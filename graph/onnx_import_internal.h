@@ -40,15 +40,21 @@ struct ImportContext {
 [[noreturn]] void fail(const std::string& text);
 // "node 'NAME' (OpType)"; an unnamed node is named by its first output.
 std::string describe_node(const onnx::NodeProto& node);
+// The first line of a library's message (libonnx's run over several).
+std::string first_line(const std::string& text);
 
 // --- onnx_import.cpp: the one place that compares ONNX op names ----------
 // True for an ONNX Constant node (imported as a graph constant, not an op).
 bool is_constant_node(const onnx::NodeProto& node);
-// The op of a node in the model's opset, or Error(Model) naming node, op
-// type and the reason (unknown op, other domain, op not in this opset).
-OpKind op_of_node(const onnx::NodeProto& node, std::int64_t opset);
-// True when op_of_node would find the node's op.
-bool has_op(const onnx::NodeProto& node, std::int64_t opset);
+// The op of a node in the model's opset, or why it has none (unknown op,
+// other domain, op not in this opset).
+struct OpLookup {
+  std::optional<OpKind> op;
+  std::string why_not;
+};
+OpLookup lookup_op(const onnx::NodeProto& node, std::int64_t opset);
+// The op found, or Error(Model) naming node, op type and the reason.
+OpKind op_of_node(const onnx::NodeProto& node, const OpLookup& lookup);
 
 // --- onnx_tensors.cpp -----------------------------------------------------
 // The DType of an ONNX element type; Error(Model) naming `what` and the type.
@@ -97,8 +103,6 @@ std::optional<std::vector<onnx::NodeProto>> expand_function(const onnx::NodeProt
 // adapter, Error(Resource) past the import limits. `from`: the model's
 // default-domain opset.
 onnx::ModelProto upgrade_opset(const onnx::ModelProto& model, std::int64_t from, const ImportLimits& limits);
-// The first line of a library's message (libonnx's run over several).
-std::string first_line(const std::string& text);
 
 // --- onnx_graph_import.cpp ------------------------------------------------
 // Imports the main graph (and, recursively, its subgraphs) without shape
