@@ -65,6 +65,8 @@ Family family_of(OpKind op) {
     case OpKind::Split: return Family::Split;
     case OpKind::Slice: return Family::Slice;
     case OpKind::Gather: return Family::Gather;
+    // Its indices carry the batch too; not split until a rule checks both.
+    case OpKind::GatherElements: return Family::Unsupported;
     case OpKind::Pad: return Family::Pad;
     case OpKind::Tile: return Family::Tile;
     case OpKind::LSTM: case OpKind::GRU: return Family::Recurrent;

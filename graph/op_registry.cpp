@@ -80,7 +80,8 @@ Attrs attrs_of(OpKind op) {
     case OpKind::Reshape: return {opt("allowzero", AttrType::Int, I{0})};
     case OpKind::Transpose: return {absent("perm", AttrType::Ints)};
     case OpKind::Concat: return {req("axis", AttrType::Int)};
-    case OpKind::Gather: return {opt("axis", AttrType::Int, I{0})};
+    case OpKind::Gather:
+    case OpKind::GatherElements: return {opt("axis", AttrType::Int, I{0})};
     case OpKind::Shape: return {opt("start", AttrType::Int, I{0}), absent("end", AttrType::Int)};
     case OpKind::Cast: return {req("to", AttrType::String)};
     case OpKind::Flatten: return {opt("axis", AttrType::Int, I{1})};
@@ -186,6 +187,7 @@ InferFn infer_of(OpKind op) {
     case OpKind::Concat: return infer_concat;
     case OpKind::Slice: return infer_slice;
     case OpKind::Gather: return infer_gather;
+    case OpKind::GatherElements: return infer_gather_elements;
     case OpKind::Squeeze: return infer_squeeze;
     case OpKind::Unsqueeze: return infer_unsqueeze;
     case OpKind::Shape: return infer_shape;

@@ -102,6 +102,7 @@ void infer_shape(InferContext& ctx);
 // shape_rules_indexing.cpp
 void infer_slice(InferContext& ctx);
 void infer_gather(InferContext& ctx);
+void infer_gather_elements(InferContext& ctx);
 void infer_squeeze(InferContext& ctx);
 void infer_unsqueeze(InferContext& ctx);
 

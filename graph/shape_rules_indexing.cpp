@@ -1,5 +1,5 @@
 // Shape rules of ops that select or insert axes and elements: Slice, Gather,
-// Squeeze, Unsqueeze (with known-dims propagation for shape arithmetic).
+// GatherElements, Squeeze, Unsqueeze (with known-dims propagation for shape arithmetic).
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -197,6 +197,29 @@ void infer_gather(InferContext& ctx) {
   DimVector picked;
   for (std::int64_t i : *picks) picked.push_back((*known)[i]);
   ctx.set_output_known_dims(0, picked);
+}
+
+// GatherElements: the output has indices' shape and data's dtype; the ranks
+// agree, and off the axis indices may not exceed data (equal dims are not
+// required, so they are not asserted equal).
+void infer_gather_elements(InferContext& ctx) {
+  const ValueType& data = ctx.input_type(0);
+  const ValueType& indices = ctx.input_type(1);
+  ctx.expect_dtype(1, {DType::I64, DType::I32});
+  if (data.rank() == 0)
+    ctx.fail(ErrorKind::Shape, ctx.describe_input(0) + " is a scalar; GatherElements needs rank >= 1");
+  const int axis = ctx.normalize_axis(ctx.attr_int("axis"), data.rank(), "attribute 'axis'");
+  if (indices.rank() != data.rank())
+    ctx.fail(ErrorKind::Shape, ctx.describe_input(1) + " " + indices.to_string() + " must have the rank of " +
+                                   ctx.describe_input(0) + " " + data.to_string());
+  for (int d = 0; d < data.rank(); ++d) {
+    const Dim& i = indices.shape[static_cast<std::size_t>(d)];
+    const Dim& n = data.shape[static_cast<std::size_t>(d)];
+    if (d != axis && i.is_constant() && n.is_constant() && i.value() > n.value())
+      ctx.fail(ErrorKind::Shape, ctx.describe_input(1) + " " + indices.to_string() + " exceeds " +
+                                     ctx.describe_input(0) + " " + data.to_string() + " on dim " + std::to_string(d));
+  }
+  ctx.set_output(0, ValueType{data.dtype, indices.shape});
 }
 
 // Squeeze (opset 13): removes the given axes (each must be 1), or every

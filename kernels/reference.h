@@ -96,6 +96,10 @@ void concat(std::int64_t axis, std::span<const Tensor* const> inputs, Tensor& y)
 void slice(const Tensor& x, const Tensor& starts, const Tensor& ends, const Tensor* axes,
            const Tensor* steps, Tensor& y);
 void gather(std::int64_t axis, const Tensor& data, const Tensor& indices, Tensor& y);
+// GatherElements: y shaped like indices (i64/i32, data's rank, no larger than
+// data off the axis), y[i] = data[i with i[axis] = indices[i]]; negative
+// indices count from the end, out-of-range ones are an Error(Input).
+void gather_elements(std::int64_t axis, const Tensor& data, const Tensor& indices, Tensor& y);
 void squeeze(const Tensor& x, const Tensor* axes, Tensor& y);
 void unsqueeze(const Tensor& x, const Tensor& axes, Tensor& y);
 // y = i64 1-D shape of x, dims [start, end) with ONNX clamping; end nullopt: rank.

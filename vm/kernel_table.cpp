@@ -239,6 +239,10 @@ void run_gather(const InstrParams& p, const KernelCall& c) {
   k::gather(as<AxisP>(p).axis, c.input(0), c.input(1), c.output(0));
 }
 
+void run_gather_elements(const InstrParams& p, const KernelCall& c) {
+  k::gather_elements(as<AxisP>(p).axis, c.input(0), c.input(1), c.output(0));
+}
+
 void run_squeeze(const InstrParams&, const KernelCall& c) { k::squeeze(c.input(0), c.optional_input(1), c.output(0)); }
 void run_unsqueeze(const InstrParams&, const KernelCall& c) { k::unsqueeze(c.input(0), c.input(1), c.output(0)); }
 
@@ -691,6 +695,7 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     case OpKind::Concat: return with_axis(run_concat, a.get_int("axis"));
     case OpKind::Slice: return plain(run_slice);
     case OpKind::Gather: return with_axis(run_gather, a.get_int("axis"));
+    case OpKind::GatherElements: return with_axis(run_gather_elements, a.get_int("axis"));
     case OpKind::Squeeze: return plain(run_squeeze);
     case OpKind::Unsqueeze: return plain(run_unsqueeze);
     case OpKind::Shape: return bind_shape(a);
