@@ -294,12 +294,23 @@ bool run_conv(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor*
   return true;
 }
 
+// A channels-last 1-D convolution on the tiled path, in the precision's encoding.
+bool tiled_channels_last(const ConvPlan& g, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                         bool weights_are_constant, const Epilogue& epilogue) {
+  return onednn::run_with_encoding(onednn::current_operand_encoding(), [&](OperandEncoding e) {
+    onednn::TiledConvShape s = tiled_shape(g, e, epilogue);
+    s.channels_last = true;
+    return onednn::tiled_conv1d(s, x, w, b, y, weights_are_constant);
+  });
+}
+
 // A channels-last convolution (x [N, spatial..., C]): planned on
-// channels-first dims, run on the blocked path with channels-last buffers
-// (f32 only; anything else is the reference kernel's, through transposes).
+// channels-first dims, run on the tiled path where it applies, else on the
+// blocked path with channels-last buffers (f32 only; anything else is the
+// reference kernel's, through transposes).
 bool channels_last_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
                         bool weights_are_constant, const Epilogue& epilogue) {
-  if (x.rank() < 3 || onednn::current_operand_encoding() != OperandEncoding::F32) return false;
+  if (x.rank() < 3) return false;
   const Tensor dims = onednn::channels_first_view(x);
   ConvPlan g;
   if (!plan_conv(p, dims, w, b, g) || !onednn::dense_size_fits(g.out_shape())) return false;
@@ -310,6 +321,8 @@ bool channels_last_conv(const ConvParams& p, const Tensor& x, const Tensor& w, c
   if (!finite.epilogue_applies) return false;
   s.operands_finite = finite.operands;
   const onednn::SerialWhenSmall threads(conv_flops(g, w));
+  if (tiled_applies(g) && tiled_channels_last(g, x, w, b, y, weights_are_constant, epilogue)) return true;
+  if (onednn::current_operand_encoding() != OperandEncoding::F32) return false;
   PrimitiveKey key = conv_key(g, dims, w, OperandEncoding::F32, epilogue);
   key.push(1);  // channels-last buffers
   key.push(s.operands_finite ? 1 : 0);

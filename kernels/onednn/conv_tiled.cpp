@@ -36,6 +36,7 @@ struct TilePrimitive {
   std::int64_t tiles = 0;
   dnnl::convolution_forward conv;
   dnnl::memory src, dst;
+  dnnl::memory dst_in_y;  // dst's layout over the output itself (handle bound per call; see output_in_place)
 };
 
 // Everything one convolution geometry needs, shared by all its calls on this thread.
@@ -65,7 +66,8 @@ TilePrimitive make_tile_primitive(const TiledConvShape& s, std::int64_t tiles, s
   const dnnl::convolution_forward::primitive_desc pd(desc, epilogue_attributes(s.epilogue), cpu_engine());
   impl = pd.impl_info_str();
   weights_md = pd.weights_desc();
-  return {tiles, dnnl::convolution_forward(pd), dnnl::memory(src, cpu_engine()), dnnl::memory(dst, cpu_engine())};
+  return {tiles, dnnl::convolution_forward(pd), dnnl::memory(src, cpu_engine()), dnnl::memory(dst, cpu_engine()),
+          dnnl::memory(dst, cpu_engine(), nullptr)};
 }
 
 // True for oneDNN's channels-last JIT kernels (not its gemm or reference fallbacks).
@@ -153,6 +155,16 @@ struct KeepF32 {
   float operator()(float v) const { return v; }
 };
 
+// Copies count values of a channels-last input, encoded, into a tile.
+template <typename Element, typename Encode>
+void copy_rows(const float* from, std::int64_t count, Element* to, Encode encode) {
+  if constexpr (std::is_same_v<Element, float> && std::is_same_v<Encode, KeepF32>) {
+    std::memcpy(to, from, static_cast<std::size_t>(count) * sizeof(float));
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) to[i] = encode(from[i]);
+  }
+}
+
 // Copies tiles [first, first + count) of the padded input, channels-last, into
 // src: zeros where a tile reaches into the padding, encode(x) elsewhere.
 template <typename Element, typename Encode>
@@ -168,6 +180,10 @@ void gather_tiles(const TiledConvShape& s, const float* x, std::int64_t tiles_pe
     Element* out = src + g * tile_in * s.channels;
     std::memset(out, 0, static_cast<std::size_t>(lo) * row_bytes);
     std::memset(out + hi * s.channels, 0, static_cast<std::size_t>(tile_in - hi) * row_bytes);
+    if (s.channels_last) {
+      copy_rows(x + (n * s.width + start + lo) * s.channels, (hi - lo) * s.channels, out + lo * s.channels, encode);
+      continue;
+    }
     const float* column = x + n * s.channels * s.width + start;
     if constexpr (std::is_same_v<Element, float> && std::is_same_v<Encode, KeepF32>) {
       transpose_block(column + lo, s.width, out + lo * s.channels, s.channels, s.channels, hi - lo);
@@ -196,24 +212,45 @@ void gather_encoded_tiles(const TiledConvShape& s, const float* x, std::int64_t 
   }
 }
 
-// Copies the valid outputs of tiles [first, first + count) from dst into y [N, M, out].
+// Copies the valid outputs of tiles [first, first + count) from dst into y
+// [N, M, out] (channels-last: [N, out, M]).
 void scatter_tiles(const TiledConvShape& s, const float* dst, std::int64_t tiles_per_seq, std::int64_t first,
                    std::int64_t count, float* y) {
   for (std::int64_t g = 0; g < count; ++g) {
     const std::int64_t n = (first + g) / tiles_per_seq, tile = (first + g) % tiles_per_seq;
     const std::int64_t begin = tile * kTileOut, valid = std::min(kTileOut, s.out - begin);
     const float* in = dst + g * kTileOut * s.out_channels;
-    transpose_block(in, s.out_channels, y + n * s.out_channels * s.out + begin, s.out, valid, s.out_channels);
+    if (s.channels_last)
+      std::memcpy(y + (n * s.out + begin) * s.out_channels, in,
+                  static_cast<std::size_t>(valid * s.out_channels) * sizeof(float));
+    else
+      transpose_block(in, s.out_channels, y + n * s.out_channels * s.out + begin, s.out, valid, s.out_channels);
   }
+}
+
+// Where tiles [first, first + count) can be written in place: channels-last
+// outputs of full tiles lie back to back in y, across sequence ends too
+// (a sequence whose last tile is full ends where the next one starts), so
+// the primitive writes them there and nothing is scattered. Null otherwise.
+float* output_in_place(const TiledConvShape& s, std::int64_t tiles_per_seq, std::int64_t first, std::int64_t count,
+                       float* y) {
+  if (!s.channels_last) return nullptr;
+  if (s.out % kTileOut != 0)
+    for (std::int64_t g = first; g < first + count; ++g)
+      if (g % tiles_per_seq == tiles_per_seq - 1) return nullptr;  // a partial last tile
+  const std::int64_t n = first / tiles_per_seq, tile = first % tiles_per_seq;
+  return y + (n * s.out + tile * kTileOut) * s.out_channels;
 }
 
 // Runs the primitive's tile count of tiles from `first` through it.
 void run_tiles(TiledConv& t, TilePrimitive& p, const TiledConvShape& s, const float* x, const Tensor* b,
                std::int64_t tiles_per_seq, std::int64_t first, float* y) {
   gather_encoded_tiles(s, x, tiles_per_seq, first, p.tiles, t.tile_in, p.src.get_data_handle());
+  float* in_place = output_in_place(s, tiles_per_seq, first, p.tiles, y);
+  if (in_place) p.dst_in_y.set_data_handle(in_place);
   // The C API takes the arguments as an array: no map is built per execution.
   dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, p.src.get()}, {DNNL_ARG_WEIGHTS, t.weights.get()},
-                             {DNNL_ARG_DST, p.dst.get()}, {DNNL_ARG_BIAS, nullptr}};
+                             {DNNL_ARG_DST, in_place ? p.dst_in_y.get() : p.dst.get()}, {DNNL_ARG_BIAS, nullptr}};
   int num_args = 3;
   if (b) {
     t.bias.set_data_handle(const_cast<void*>(b->raw()));
@@ -222,7 +259,7 @@ void run_tiles(TiledConv& t, TilePrimitive& p, const TiledConvShape& s, const fl
   dnnl::error::wrap_c_api(dnnl_primitive_execute(p.conv.get(), thread_stream().get(), num_args, args),
                           "tiled convolution");
   thread_stream().wait();
-  scatter_tiles(s, static_cast<const float*>(p.dst.get_data_handle()), tiles_per_seq, first, p.tiles, y);
+  if (!in_place) scatter_tiles(s, static_cast<const float*>(p.dst.get_data_handle()), tiles_per_seq, first, p.tiles, y);
 }
 
 // Runs tiles [begin, end) through the thread's group and single-tile primitives.
@@ -292,7 +329,8 @@ bool tiled_conv1d(const TiledConvShape& s, const Tensor& x, const Tensor& w, con
                   bool weights_are_constant) {
   const std::int64_t tiles_per_seq = (s.out + kTileOut - 1) / kTileOut;
   const std::int64_t total = s.batch * tiles_per_seq;
-  const std::int64_t out_dims[3] = {s.batch, s.out_channels, s.out};
+  const std::int64_t out_dims[3] = {s.batch, s.channels_last ? s.out : s.out_channels,
+                                    s.channels_last ? s.out_channels : s.out};
   const int threads = tile_threads(s, total);
   if (threads > 1) {
     y.reset(DType::F32, out_dims);

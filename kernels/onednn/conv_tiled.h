@@ -9,9 +9,10 @@
 // halo), gathered channels-last into a buffer of kGroupTiles tiles, and run
 // through a primitive whose shape never changes; the outputs are scattered
 // back to the plain [N, M, W] layout (an epilogue runs inside the primitive,
-// before the scatter). Creation is paid once per convolution
-// and thread; the cost is the last partial tile of each sequence. Under BF16
-// precision the tiles are gathered rounded (as bf16 for native bf16
+// before the scatter). Channels-last activations ([N, W, C] in, [N, W, M]
+// out: Conv's channels_last) make the gather and the scatter row copies.
+// Creation is paid once per convolution and thread; the cost is the last
+// partial tile of each sequence. Under BF16 precision the tiles are gathered rounded (as bf16 for native bf16
 // primitives, as bf16 values in f32 otherwise) and the weights are rounded
 // before their blocked copy is made; each encoding has its own primitives and
 // weight copy.
@@ -35,11 +36,13 @@ struct TiledConvShape {
   // The end padding is implied by `out`: tiles read zeros past the width.
   std::int64_t width = 0, kernel = 0, dilation = 1, pad_begin = 0, out = 0;
   bool has_bias = false;
+  bool channels_last = false;  // x is [N, W, C] and y [N, out, M] instead of [N, C, W] and [N, M, out]
   OperandEncoding encoding = OperandEncoding::F32;  // of x and w; b and y stay f32
   Epilogue epilogue;  // post-ops of the tile primitives (each epilogue has its own)
 };
 
-// Runs x [N, C, W] * w [M, C, k] (+ b [M]) into y [N, M, out]. False when
+// Runs x [N, C, W] * w [M, C, k] (+ b [M]) into y [N, M, out] (channels-last:
+// x [N, W, C] into y [N, out, M]). False when
 // oneDNN offers no channels-last kernel better than the plain path here (the
 // caller then runs that); y is untouched in that case. weights_are_constant:
 // w is never written while a tensor shares its buffer, so its blocked copy is

@@ -115,10 +115,13 @@ graph main(x: f32[N, 2, 8]) -> (y, c) {
   CHECK(count(g, OpKind::BatchNormalization) == 0);
   CHECK(count(g, OpKind::Mul) == 1);
   CHECK(count(g, OpKind::Add) == 1);
-  // The graph output keeps its name and type; the per-channel constants broadcast over the length.
+  // The graph output keeps its name and type.
   REQUIRE(g.find_value("y"));
   CHECK(g.value(*g.find_value("y")).type.to_string() == "f32[N, 3, 8]");
-  CHECK(constant_input(g, only_node(g, OpKind::Mul), 1).shape() == Shape{3, 1});
+  // The per-channel constants broadcast over the length: [3, 1], which
+  // channels_last then carries into [N, T, C] as [3] vectors.
+  CHECK(constant_input(g, only_node(g, OpKind::Mul), 1).shape() == Shape{3});
+  CHECK(record(r, "channels_last").changes == 3);
   CHECK(record(r, "fold_batch_norm").details.at(0) == "'bn' as a per-channel multiply-add");
 }
 
@@ -458,6 +461,44 @@ graph main(x: f32[N, 3, 8, 8]) -> (flat, kept, rows) {
   CHECK(g.value(*g.find_value("rows")).type.to_string() == "f32[N, 4, 8]");
 }
 
+TEST_CASE("graph passes: a 1-D convolution chain runs channels-last up to its last time step",
+          "[unit][graph_passes]") {
+  // A TCN's residual blocks: a causal dilated Conv, Relu, a per-channel
+  // shift, the residual Add; then the last time step and a pooled mean.
+  const char* text = R"(canary v1
+graph main(x: f32[N, 2, T]) -> (last, mean, window) {
+  const w0: f32[3, 2, 1] = [1, 2, 3, 4, 5, 6]
+  const w1: f32[3, 3, 2] = [1, 0, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1, 0, 0, 1, 1, 1, 0]
+  const shift: f32[3, 1] = [1, 2, 3]
+  const step: i64[] = [-1]
+  const steps: i64[2] = [0, 2]
+  h = Conv(x, w0)
+  c = Conv(h, w1) {dilations = [2], pads = [2, 0]}
+  r = Relu(c)
+  s = Add(r, shift)
+  res = Add(h, s)
+  p = MaxPool(res) {kernel_shape = [2], strides = [2]}
+  last = Gather(res, step) {axis = 2}
+  mean = ReduceMean(p) {axes = [2]}
+  window = Gather(p, steps) {axis = -1}
+}
+)";
+  OptimizeResult r = optimize(text);
+  const Graph& g = *r.graph;
+  // 2 Conv, Relu, 2 Add, MaxPool, 2 Gather, the mean.
+  CHECK(record(r, "channels_last").changes == 9);
+  // x in; the mean's [N, 1, 3] and the window's [N, 2, 3] back; the last step is [N, C] in both layouts.
+  CHECK(count(g, OpKind::Transpose) == 3);
+  for (const Node& n : g.nodes()) {
+    if (n.op == OpKind::Conv || n.op == OpKind::MaxPool) CHECK(std::get<std::int64_t>(n.attrs.at("channels_last")) == 1);
+    if (n.op == OpKind::Gather) CHECK(std::get<std::int64_t>(n.attrs.at("axis")) == 1);
+  }
+  CHECK(g.value(*g.find_value("shift_channels_last")).type.to_string() == "f32[3]");
+  CHECK(g.value(*g.find_value("last")).type.to_string() == "f32[N, 3]");
+  CHECK(g.value(*g.find_value("mean")).type.to_string() == "f32[N, 3, 1]");
+  CHECK(g.value(*g.find_value("window")).type.to_string() == "f32[N, 3, 2]");
+}
+
 TEST_CASE("graph passes: Conv's channels_last attribute is refused from ONNX files' point of view, kept in text",
           "[unit][graph_passes]") {
   const char* text = R"(canary v1
@@ -491,7 +532,7 @@ graph main(x: f32[N, 2, T]) -> (y, z) {
     if (conv.op != OpKind::Conv) continue;
     const auto& pads = std::get<std::vector<std::int64_t>>(conv.attrs.at("pads"));
     CHECK(pads == (conv.name == "conv1" ? std::vector<std::int64_t>{4, 1} : std::vector<std::int64_t>{4, 0}));
-    CHECK(g.value(conv.inputs[0]).name == "x");
+    CHECK(g.value(conv.inputs[0]).name == "x_to_channels_last");  // x itself, channels-last for both Convs
   }
   CHECK(g.value(g.outputs()[0]).type.to_string() == "f32[N, 3, T + 1]");  // 4 + 1 pads, span 5
   CHECK(record(r, "fold_pad_into_conv").changes == 1);

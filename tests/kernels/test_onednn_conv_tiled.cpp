@@ -1,9 +1,11 @@
 // The tiled channels-last 1-D convolution (kernels/onednn/conv_tiled.h)
 // against the reference kernel: tile and group boundaries, padding,
-// dilation, bias, and weights that change between calls.
+// dilation, bias, weights that change between calls, and activations that
+// are channels-last themselves (Conv's channels_last).
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <vector>
 
 #include "kernels/onednn.h"
 #include "kernels/reference.h"
@@ -48,7 +50,49 @@ void check_rewritten_weights(std::mt19937& rng, std::int64_t n, std::int64_t c, 
   CHECK(second.data<float>()[0] == Approx(-first.data<float>()[0]).epsilon(1e-4));
 }
 
+// [n, c, w] <-> [n, w, c].
+Tensor swap_last_two(const Tensor& x) {
+  Tensor y;
+  k::transpose(std::vector<std::int64_t>{0, 2, 1}, x, y);
+  return y;
+}
+
+// Runs a channels-last x [n, width, c] * w [m, c, kernel] on the tiled path
+// and compares it with the channels-first reference through transposes.
+void check_tiled_channels_last(std::mt19937& rng, std::int64_t n, std::int64_t c, std::int64_t m, std::int64_t width,
+                               std::int64_t kernel, k::ConvParams p, bool weights_are_constant) {
+  const Tensor x = random_tensor(rng, {n, width, c});
+  const Tensor w = random_tensor(rng, {m, c, kernel});
+  const Tensor b = random_tensor(rng, {m});
+  Tensor first;
+  k::conv(p, swap_last_two(x), w, &b, first);
+  const Tensor want = swap_last_two(first);
+  p.channels_last = true;
+  Tensor got;
+  const std::uint64_t before = k::onednn_cache_stats().tiled_conv_calls;
+  REQUIRE(k::onednn_conv(p, x, w, &b, got, weights_are_constant));
+  CHECK(k::onednn_cache_stats().tiled_conv_calls == before + 1);
+  REQUIRE(got.shape() == want.shape());
+  check_close(want, got);
+}
+
 }  // namespace
+
+TEST_CASE("tiled conv: channels-last activations, written in place where whole tiles meet and scattered elsewhere",
+          "[unit][differential][onednn]") {
+  std::mt19937 rng(61);
+  // Widths whose outputs fill whole tiles (64, 128: every group writes into
+  // y) and ones that end in a partial tile (5, 100, 200), across groups of 8.
+  for (std::int64_t n : {1, 3, 9})
+    for (std::int64_t width : {5, 64, 100, 128, 200}) check_tiled_channels_last(rng, n, 6, 16, width, 1, {}, true);
+  k::ConvParams causal;  // a TCN block: dilated, padded at the start only
+  causal.pads = {8, 0};
+  causal.dilations = {4};
+  check_tiled_channels_last(rng, 5, 16, 16, 128, 3, causal, false);
+  const k::OnednnThreadScope two_threads(2);
+  check_tiled_channels_last(rng, 33, 32, 32, 256, 3, causal, true);  // 132 whole tiles split over two threads
+  check_tiled_channels_last(rng, 33, 32, 32, 200, 3, causal, true);
+}
 
 TEST_CASE("tiled conv: batch and width across tile and group boundaries", "[unit][differential][onednn]") {
   std::mt19937 rng(41);

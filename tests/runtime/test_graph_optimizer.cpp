@@ -267,3 +267,43 @@ TEST_CASE("graph optimizer: a squeeze-excitation block run channels-last moves n
     if (jit) CHECK(s_all.stats().jit.compiled_entries >= 1);
   }
 }
+
+TEST_CASE("graph optimizer: a dilated TCN run channels-last moves no output by more than 1e-6 of its scale",
+          "[differential][graph_passes][api]") {
+  // Two residual blocks of causal dilated Conv1d + Relu over [N, C, T], then
+  // the last time step through a Gemm head: the convs take the tiled path on
+  // [N, T, C] activations, whole tiles written in place (T = 64, 128) or
+  // scattered (T = 37, 100).
+  ModelBuilder b("tcn");
+  b.input("x", DType::F32, {"N", 4, "T"})
+      .constant("w0", random_tensor({16, 4, 1}, 31, -0.5f, 0.5f))
+      .constant("b0", random_tensor({16}, 32, -0.1f, 0.1f))
+      .constant("w1", random_tensor({16, 16, 3}, 33, -0.3f, 0.3f))
+      .constant("w2", random_tensor({16, 16, 3}, 34, -0.3f, 0.3f))
+      .constant("b2", random_tensor({16}, 35, -0.1f, 0.1f))
+      .constant("last", Tensor::from_vector<std::int64_t>({-1}, {}))
+      .constant("wh", random_tensor({2, 16}, 36, -0.5f, 0.5f))
+      .node("Conv", {"x", "w0", "b0"}, {"h0"})
+      .node("Conv", {"h0", "w1"}, {"c1"}, {{"pads", std::vector<std::int64_t>{2, 0}}})
+      .node("Relu", {"c1"}, {"r1"})
+      .node("Add", {"h0", "r1"}, {"h1"})
+      .node("Conv", {"h1", "w2", "b2"}, {"c2"},
+            {{"pads", std::vector<std::int64_t>{4, 0}}, {"dilations", std::vector<std::int64_t>{2}}})
+      .node("Relu", {"c2"}, {"r2"})
+      .node("Add", {"h1", "r2"}, {"h2"})
+      .node("Gather", {"h2", "last"}, {"step"}, {{"axis", std::int64_t{2}}})
+      .node("Gemm", {"step", "wh"}, {"y"}, {{"transB", std::int64_t{1}}})
+      .output("y");
+  for (bool jit : {false, true}) {
+    Runtime off_rt(options_at(GraphOptimization::Off, jit)), all_rt(options_at(GraphOptimization::All, jit));
+    const Model off = off_rt.build(b), all = all_rt.build(b);
+    CHECK(changes_of(all, "channels_last") == 8);
+    Session s_off = off.session(), s_all = all.session(), reference = off.reference_session();
+    std::vector<NamedTensors> calls;
+    for (std::int64_t t : {64, 64, 64, 128, 37, 100})
+      calls.push_back({{"x", random_tensor({3, 4, t}, static_cast<std::uint32_t>(t) + 70, -2.0f, 2.0f)}});
+    INFO("jit " << jit);
+    check_passes_move_no_output(s_off, s_all, reference, calls, {"y"});
+    if (jit) CHECK(s_all.stats().jit.compiled_entries >= 1);
+  }
+}
