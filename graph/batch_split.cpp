@@ -37,7 +37,7 @@ class BatchAnalysis {
     for (const Node& node : g_.nodes()) record(node, categorise(NodeScope(g_, node, categories_, batch_)));
     for (ValueId v : g_.outputs()) {
       const Category c = categories_[v.index];
-      if (c.role != Role::Batched || c.axis != 0)
+      if (c.role != Role::Batched || c.axis != 0 || !c.plain())
         throw Inseparable{"output '" + g_.value(v).name + "' is not per-sample data batched on axis 0"};
     }
   }
@@ -102,7 +102,8 @@ class BatchAnalysis {
   void check_output(const Node& node, const ValueInfo& v, Category c) const {
     const DimVector& shape = v.type.shape;
     const std::string head = describe(g_, node) + " gives '" + v.name + "' " + v.type.to_string();
-    if (c.role == Role::Batched && (c.axis >= static_cast<int>(shape.size()) || !batch_.is_batch(shape[c.axis])))
+    if (c.role == Role::Batched &&
+        (c.axis >= static_cast<int>(shape.size()) || !batch_.is_grouped_batch(shape[c.axis], c)))
       throw Inseparable{head + ", which does not keep the batch " + batch_.name() + " on axis " +
                         std::to_string(c.axis)};
     for (std::size_t k = 0; k < shape.size(); ++k) {

@@ -138,10 +138,18 @@ int NodeScope::batch_axis(int i) const {
   return in(i).axis;
 }
 
-void NodeScope::expect_batched_on(int i, int axis) const {
+void NodeScope::expect_batched_on(int i, int axis, int like) const {
   if (!has(i)) return;
   if (in(i).role != Role::Batched || in(i).axis != axis)
     reject("needs " + input_text(i) + " absent or per-sample data batched on axis " + std::to_string(axis));
+  expect_same_grouping(i, like);
+}
+
+void NodeScope::expect_same_grouping(int i, int j) const {
+  const Category a = in(i), b = in(j);
+  if (!same_dim(a.outer, b.outer) || !same_dim(a.inner, b.inner))
+    reject("meets " + input_text(i) + " and " + input_text(j) +
+           ", whose samples a Reshape grouped differently on the batch axis");
 }
 
 int NodeScope::output_batch_axis() const {
@@ -207,13 +215,14 @@ Categories rule_unary(const NodeScope& s) {
   for (int i = 1; i < s.num_inputs(); ++i) s.expect_constant(i);
   const int axis = s.batch_axis(0);
   if (s.op() == OpKind::Dropout) expect_inference_dropout(s);
-  return s.all(Category::batched(axis));
+  return s.all(s.in(0).on_axis(axis));
 }
 
-// The output axis the batched operands of a broadcasting op land on: operands
-// align on the right, so axis a of a rank-k operand lands on a + out_rank - k.
-int broadcast_landing(const NodeScope& s) {
-  std::optional<int> landing;
+// The output category of a broadcasting op: operands align on the right, so
+// axis a of a rank-k operand lands on a + out_rank - k, the same axis and
+// grouping for every batched operand.
+Category broadcast_landing(const NodeScope& s) {
+  std::optional<int> landing, first;
   for (int i = 0; i < s.num_inputs(); ++i) {
     if (s.in(i).role == Role::ShapeValue) s.reject("depends on the batch size through " + s.input_text(i));
     if (s.in(i).role != Role::Batched) continue;
@@ -221,22 +230,25 @@ int broadcast_landing(const NodeScope& s) {
     if (landing && *landing != l)
       s.reject("puts the batch of its operands on different axes (" + std::to_string(*landing) + " and " +
                std::to_string(l) + ")");
+    if (first) s.expect_same_grouping(i, *first);
     landing = l;
+    if (!first) first = i;
   }
-  return *landing;
+  return s.in(*first).on_axis(*landing);
 }
 
 // Elementwise ops with NumPy broadcasting. A constant operand must not reach
 // the batch axis except with a 1 there, or one sample would meet another
 // sample's constants.
 Categories rule_broadcast(const NodeScope& s) {
-  const int landing = broadcast_landing(s);
+  const Category out = broadcast_landing(s);
+  const int landing = out.axis;
   for (int i = 0; i < s.num_inputs(); ++i) {
     if (!s.has(i) || s.in(i).role != Role::Constant) continue;
     if (!broadcasts_on(s.info(i).type.shape, s.out_rank(), landing))
       s.reject("broadcasts constant " + s.input_text(i) + " along the batch axis " + std::to_string(landing));
   }
-  return s.all(Category::batched(landing));
+  return s.all(out);
 }
 
 // Conv, pooling, BatchNormalization (inference): each sample of axis 0 alone,
@@ -249,7 +261,7 @@ Categories rule_per_sample(const NodeScope& s) {
     s.reject("needs the batch on axis 0 of " + s.input_text(0) + ", it is on axis " + std::to_string(axis));
   for (int o = 1; o < s.num_outputs(); ++o)
     if (s.has_output(o)) s.reject("has output " + std::to_string(o) + ", which mixes the samples");
-  return s.all(Category::batched(0));
+  return s.all(s.in(0).on_axis(0));
 }
 
 // LayerNormalization normalises the axes from `axis` to the end; the batch
@@ -262,7 +274,7 @@ Categories rule_layer_norm(const NodeScope& s) {
   if (axis >= from)
     s.reject("normalises axes " + std::to_string(from) + " to the end, which include the batch axis " +
              std::to_string(axis));
-  return s.all(Category::batched(axis));
+  return s.all(s.in(0).on_axis(axis));
 }
 
 // Softmax, LogSoftmax: opset-13 semantics (the importer takes opsets 13 to 17,
@@ -271,7 +283,7 @@ Categories rule_softmax(const NodeScope& s) {
   const int axis = s.batch_axis(0);
   if (s.normalize(s.attr_int("axis"), s.rank(0), "attribute 'axis'") == axis)
     s.reject("normalises over the batch axis " + std::to_string(axis));
-  return s.all(Category::batched(axis));
+  return s.all(s.in(0).on_axis(axis));
 }
 
 // The output category of a reduction over `reduced` (normalised axes): the
@@ -279,9 +291,9 @@ Categories rule_softmax(const NodeScope& s) {
 Category after_reduction(const NodeScope& s, int axis, const std::vector<int>& reduced) {
   if (std::find(reduced.begin(), reduced.end(), axis) != reduced.end())
     s.reject("reduces over the batch axis " + std::to_string(axis));
-  if (s.attr_int("keepdims") != 0) return Category::batched(axis);
+  if (s.attr_int("keepdims") != 0) return s.in(0).on_axis(axis);
   const auto before = std::count_if(reduced.begin(), reduced.end(), [&](int r) { return r < axis; });
-  return Category::batched(axis - static_cast<int>(before));
+  return s.in(0).on_axis(axis - static_cast<int>(before));
 }
 
 // The axes a reduction reduces: ReduceSum's axes input or the others' axes
@@ -342,7 +354,7 @@ void expect_matmul_broadcast(const NodeScope& s, int i, int landing, int lead) {
 // both when both are batched (attention's Q @ K^T on [N, H, T, d]).
 Categories rule_matmul(const NodeScope& s) {
   const int lead = matmul_lead(s);
-  std::optional<int> landing;
+  std::optional<int> landing, first;
   for (int i : {0, 1}) {
     if (s.in(i).role == Role::ShapeValue) s.reject("depends on the batch size through " + s.input_text(i));
     if (s.in(i).role != Role::Batched) continue;
@@ -350,11 +362,13 @@ Categories rule_matmul(const NodeScope& s) {
     if (landing && *landing != l)
       s.reject("puts the batch of its operands on different output axes (" + std::to_string(*landing) + " and " +
                std::to_string(l) + ")");
+    if (first) s.expect_same_grouping(i, *first);
     landing = l;
+    if (!first) first = i;
   }
   for (int i : {0, 1})
     if (s.in(i).role == Role::Constant) expect_matmul_broadcast(s, i, *landing, lead);
-  return s.all(Category::batched(*landing));
+  return s.all(s.in(*first).on_axis(*landing));
 }
 
 // Gemm: A batched on its rows (axis 0, or axis 1 with transA), B and C constant;
@@ -366,7 +380,7 @@ Categories rule_gemm(const NodeScope& s) {
   if (s.batch_axis(0) != rows) s.reject("needs the batch on the row axis " + std::to_string(rows) + " of input 0");
   if (s.has(2) && !broadcasts_on(s.info(2).type.shape, 2, 0))
     s.reject("broadcasts constant " + s.input_text(2) + " along the batch axis 0");
-  return s.all(Category::batched(0));
+  return s.all(s.in(0).on_axis(0));
 }
 
 // Transpose: the batch moves to its position in perm (reversed when absent).
@@ -376,50 +390,72 @@ Categories rule_transpose(const NodeScope& s) {
   if (perm && static_cast<int>(perm->size()) != rank) s.reject("has a perm of the wrong length");
   for (int k = 0; k < rank; ++k) {
     const int from = perm ? s.normalize((*perm)[static_cast<std::size_t>(k)], rank, "perm entry") : rank - 1 - k;
-    if (from == axis) return s.all(Category::batched(k));
+    if (from == axis) return s.all(s.in(0).on_axis(k));
   }
   s.reject("has a perm without the batch axis");
 }
 
-// Reshape of per-sample data by a constant or batch-sized shape. Row-major
-// order keeps each sample's block contiguous within every index of the axes
-// before the batch: the element at [p..., n, r...] (p the prefix before the
-// batch axis a) lies at flat offset (prefix(p) * N + n) * R + offset(r). So
-// when the output keeps dims 0..a as they were, the reshape only regroups the
-// dims after the batch inside each (prefix, sample) block, and the output is
-// per-sample on axis a with each sample's elements where a slice puts them.
-// Anything else (the batch merged with a neighbour, [T, N, C] reshaped to
-// [N, T, C], which is not a transpose) would scatter samples, so is rejected.
-// With the batch on axis 0 the prefix is empty and only dim 0 must stay the
-// batch, which check_output verifies afterwards (naming a merging Reshape).
+// The product of dims [from, to) of a shape.
+Dim product(const DimVector& dims, std::size_t from, std::size_t to) {
+  Dim p(1);
+  for (std::size_t k = from; k < to; ++k) p = p * dims[k];
+  return p;
+}
+
+// Reshape of per-sample data by a constant or batch-sized shape. In
+// row-major order, with the batch on axis a grouped as outer * N * inner,
+// sample n's elements lie at flat offsets (p * N + n) * S + q, where p runs
+// over the P = dims[0, a) * outer entries before the batch and q over the
+// S = inner * dims(a, rank) entries after it. The output keeps that
+// structure on the one axis b whose dim involves the batch when the dims
+// before b divide P and those after b divide S: b is then the batch grouped
+// with outer P / dims[0, b) and inner S / dims(b, rank) (attention's heads
+// split off the channels, [T, N, 64] to [T, 4*N, 16], and merged back,
+// [T, 4*N, 4] to [T*N, 16]). Anything else (N itself split, or [T, N, C]
+// read as [N, T, C], which is not a transpose) would scatter samples, so
+// is rejected; check_output confirms b's dim.
 Categories rule_reshape(const NodeScope& s) {
   s.expect_not_batched(1);
   const int axis = s.batch_axis(0);
-  if (axis == 0) return s.all(Category::batched(0));
+  const Category from = s.in(0);
   const DimVector& in = s.info(0).type.shape;
   const ValueType& out = s.out_info().type;
-  if (out.rank() <= axis)
-    s.reject("reshapes data batched on axis " + std::to_string(axis) + " to rank " + std::to_string(out.rank()) +
-             ", which has no axis " + std::to_string(axis));
-  for (int k = 0; k <= axis; ++k) {
-    const Dim& before = in[static_cast<std::size_t>(k)];
-    const Dim& after = out.shape[static_cast<std::size_t>(k)];
-    if (!s.same_dim(before, after))
-      s.reject("reshapes data batched on axis " + std::to_string(axis) + " into " + out.to_string() +
-               ", changing dim " + std::to_string(k) + " from " + before.to_string() + " to " + after.to_string() +
-               "; only the dims after the batch axis may be regrouped");
+  const std::size_t a = static_cast<std::size_t>(axis);
+  const Dim before = s.symbols().canonical(from.outer * product(in, 0, a));
+  const Dim after = s.symbols().canonical(from.inner * product(in, a + 1, in.size()));
+  std::optional<std::size_t> b;
+  for (std::size_t k = 0; k < out.shape.size(); ++k) {
+    if (!s.batch().mentions(out.shape[k])) continue;
+    if (b) s.reject("reshapes data batched on axis " + std::to_string(axis) + " into " + out.to_string() +
+                    ", which involves the batch size on several axes");
+    b = k;
   }
-  return s.all(Category::batched(axis));
+  if (!b) s.reject("reshapes data batched on axis " + std::to_string(axis) + " into " + out.to_string() +
+                   ", which has the batch on no axis");
+  const std::optional<Dim> outer = exact_quotient(before, s.symbols().canonical(product(out.shape, 0, *b)));
+  const std::optional<Dim> inner =
+      exact_quotient(after, s.symbols().canonical(product(out.shape, *b + 1, out.shape.size())));
+  Category to = Category::batched(static_cast<int>(*b));
+  if (outer && inner) {
+    to.outer = *outer;
+    to.inner = *inner;
+  }
+  if (!outer || !inner || !s.batch().is_grouped_batch(out.shape[*b], to))
+    s.reject("reshapes data batched on axis " + std::to_string(axis) + " (" + s.info(0).type.to_string() +
+             ") into " + out.to_string() + ", which does not keep each sample's elements together on one axis");
+  return s.all(to);
 }
 
 // Flatten at axis >= 1 of data batched on axis 0: dim 0 becomes the product of
-// the dims before `axis`, which check_output requires to be the batch.
+// the dims before `axis`, the batch grouped with those after it.
 Categories rule_flatten(const NodeScope& s) {
   const int axis = s.batch_axis(0);
   const std::int64_t at = s.attr_int("axis");
-  if (axis != 0 || (at < 0 ? at + s.rank(0) : at) < 1)
-    s.reject("flattens the batch axis " + std::to_string(axis) + " into another");
-  return s.all(Category::batched(0));
+  const std::int64_t to = at < 0 ? at + s.rank(0) : at;
+  if (axis != 0 || to < 1) s.reject("flattens the batch axis " + std::to_string(axis) + " into another");
+  Category c = s.in(0);
+  c.inner = s.symbols().canonical(c.inner * product(s.info(0).type.shape, 1, static_cast<std::size_t>(to)));
+  return s.all(c);
 }
 
 // Squeeze: the batch shifts down past removed axes; removing it is rejected.
@@ -435,7 +471,7 @@ Categories rule_squeeze(const NodeScope& s) {
   }
   if (std::find(removed.begin(), removed.end(), axis) != removed.end()) s.reject("removes the batch axis");
   const auto before = std::count_if(removed.begin(), removed.end(), [&](int r) { return r < axis; });
-  return s.all(Category::batched(axis - static_cast<int>(before)));
+  return s.all(s.in(0).on_axis(axis - static_cast<int>(before)));
 }
 
 // Unsqueeze: the batch moves to the output position of its input axis.
@@ -448,7 +484,7 @@ Categories rule_unsqueeze(const NodeScope& s) {
   for (std::int64_t a : given) inserted.push_back(s.normalize(a, rank, "unsqueeze axis"));
   for (int k = 0, next = 0; k < rank; ++k) {
     if (std::find(inserted.begin(), inserted.end(), k) != inserted.end()) continue;
-    if (next++ == axis) return s.all(Category::batched(k));
+    if (next++ == axis) return s.all(s.in(0).on_axis(k));
   }
   s.reject("has unsqueeze axes that leave no place for the batch");
 }
@@ -458,7 +494,7 @@ Categories rule_unsqueeze(const NodeScope& s) {
 Categories rule_expand(const NodeScope& s) {
   s.expect_not_batched(1);
   const int axis = s.batch_axis(0);
-  return s.all(Category::batched(axis + s.out_rank() - s.rank(0)));
+  return s.all(s.in(0).on_axis(axis + s.out_rank() - s.rank(0)));
 }
 
 // Concat of per-sample operands, all batched on one axis, along another axis.
@@ -470,11 +506,12 @@ Categories rule_concat(const NodeScope& s) {
     if (s.in(i).role != Role::Batched)
       s.reject("concatenates " + s.input_text(i) + ", which is not per-sample data, with per-sample data");
     if (batch && *batch != s.in(i).axis) s.reject("concatenates operands batched on different axes");
+    if (batch) s.expect_same_grouping(i, 0);
     batch = s.in(i).axis;
   }
   if (s.normalize(s.attr_int("axis"), s.out_rank(), "attribute 'axis'") == *batch)
     s.reject("concatenates along the batch axis " + std::to_string(*batch));
-  return s.all(Category::batched(*batch));
+  return s.all(s.in(0).on_axis(*batch));
 }
 
 // Split along an axis other than the batch, with constant sizes.
@@ -483,7 +520,7 @@ Categories rule_split(const NodeScope& s) {
   const int axis = s.batch_axis(0);
   if (s.normalize(s.attr_int("axis"), s.rank(0), "attribute 'axis'") == axis)
     s.reject("splits along the batch axis " + std::to_string(axis));
-  return s.all(Category::batched(axis));
+  return s.all(s.in(0).on_axis(axis));
 }
 
 // The axes a Slice slices: its axes input, else the first len(starts) axes.
@@ -508,7 +545,7 @@ Categories rule_slice(const NodeScope& s) {
   const std::vector<int> axes = sliced_axes(s);
   if (std::find(axes.begin(), axes.end(), axis) != axes.end())
     s.reject("slices the batch axis " + std::to_string(axis));
-  return s.all(Category::batched(axis));
+  return s.all(s.in(0).on_axis(axis));
 }
 
 // Gather: per-sample data with constant indices along another axis (the
@@ -517,11 +554,11 @@ Categories rule_slice(const NodeScope& s) {
 Categories rule_gather(const NodeScope& s) {
   const int gather = s.normalize(s.attr_int("axis"), s.rank(0), "attribute 'axis'");
   if (s.in(0).role == Role::Constant && s.in(1).role == Role::Batched)
-    return s.all(Category::batched(gather + s.in(1).axis));
+    return s.all(s.in(1).on_axis(gather + s.in(1).axis));
   s.expect_constant(1);
   const int axis = s.batch_axis(0);
   if (axis == gather) s.reject("gathers along the batch axis " + std::to_string(axis));
-  return s.all(Category::batched(axis < gather ? axis : axis + s.rank(1) - 1));
+  return s.all(s.in(0).on_axis(axis < gather ? axis : axis + s.rank(1) - 1));
 }
 
 // Pad with constant pads that leave the batch axis alone.
@@ -534,7 +571,7 @@ Categories rule_pad(const NodeScope& s) {
     s.reject("has " + std::to_string(pads.size()) + " pads for rank " + std::to_string(rank));
   if (pads[static_cast<std::size_t>(axis)] != 0 || pads[static_cast<std::size_t>(axis + rank)] != 0)
     s.reject("pads the batch axis " + std::to_string(axis));
-  return s.all(Category::batched(axis));
+  return s.all(s.in(0).on_axis(axis));
 }
 
 // Tile with constant repeats that are 1 on the batch axis.
@@ -544,7 +581,7 @@ Categories rule_tile(const NodeScope& s) {
   const std::vector<std::int64_t> repeats = s.ints(1);
   if (axis >= static_cast<int>(repeats.size()) || repeats[static_cast<std::size_t>(axis)] != 1)
     s.reject("repeats along the batch axis " + std::to_string(axis));
-  return s.all(Category::batched(axis));
+  return s.all(s.in(0).on_axis(axis));
 }
 
 // LSTM, GRU (inputs X W R B sequence_lens initial_h [initial_c P]): layout 0
@@ -557,10 +594,10 @@ Categories rule_recurrent(const NodeScope& s) {
   if (s.batch_axis(0) != x_axis)
     s.reject("needs X batched on axis " + std::to_string(x_axis) + " for its layout, it is on axis " +
              std::to_string(s.in(0).axis));
-  s.expect_batched_on(4, 0);
-  for (int i : {5, 6}) s.expect_batched_on(i, state_axis);
-  Categories out = s.all(Category::batched(state_axis));
-  if (!out.empty()) out[0] = Category::batched(batch_first ? 0 : 2);
+  s.expect_batched_on(4, 0, 0);
+  for (int i : {5, 6}) s.expect_batched_on(i, state_axis, 0);
+  Categories out = s.all(s.in(0).on_axis(state_axis));
+  if (!out.empty()) out[0] = s.in(0).on_axis(batch_first ? 0 : 2);
   return out;
 }
 

@@ -30,9 +30,24 @@ enum class Role { Constant, Batched, ShapeValue };
 struct Category {
   Role role = Role::Constant;
   int axis = 0;  // Batched only
+  // Batched only: the batch axis's dim is outer * N * inner when a Reshape
+  // merged the batch with its neighbours, the samples in blocks of `inner`
+  // consecutive entries, repeated `outer` times (attention's [T, N, 64] to
+  // [T, 4*N, 16] gives inner 4; [T, 4*N, 4] to [T*N, 16] gives outer T).
+  // A slice of n samples then holds n blocks of each repetition. Rules that
+  // keep an axis intact keep its grouping; two operands meet only with the
+  // same grouping.
+  Dim outer{1}, inner{1};
   static Category constant() { return {Role::Constant, 0}; }
   static Category batched(int axis) { return {Role::Batched, axis}; }
   static Category shape_value() { return {Role::ShapeValue, 0}; }
+  // This category on another axis, with its grouping.
+  Category on_axis(int to) const {
+    Category c = *this;
+    c.axis = to;
+    return c;
+  }
+  bool plain() const { return outer == Dim(1) && inner == Dim(1); }
 };
 
 using Categories = std::vector<Category>;  // one per node output
@@ -55,6 +70,10 @@ class BatchDim {
   const Dim& dim() const { return batch_; }
   std::string name() const { return batch_.symbol_name(); }
   bool is_batch(const Dim& d) const { return symbols_.equal(d, batch_); }
+  // Whether d is the batch grouped as c says (outer * N * inner).
+  bool is_grouped_batch(const Dim& d, const Category& c) const {
+    return symbols_.equal(d, c.outer * batch_ * c.inner) && !mentions(c.outer) && !mentions(c.inner);
+  }
   bool mentions(const Dim& d) const {
     const std::vector<std::string> names = symbols_.canonical(d).symbols();
     return std::find(names.begin(), names.end(), representative_) != names.end();
@@ -88,6 +107,8 @@ class NodeScope {
   Categories all(Category c) const { return Categories(node_.outputs.size(), c); }
   // Whether two dims are equal under the symbol table's equalities.
   bool same_dim(const Dim& a, const Dim& b) const { return graph_.symbols().equal(a, b); }
+  const SymbolTable& symbols() const { return graph_.symbols(); }
+  const BatchDim& batch() const { return batch_; }
 
   // Whether some present input has the role.
   bool any_input(Role role) const {
@@ -107,8 +128,11 @@ class NodeScope {
   void expect_not_batched(int i) const;
   // Requires input i to be per-sample data and returns its batch axis.
   int batch_axis(int i) const;
-  // Requires input i to be absent or per-sample data batched on `axis`.
-  void expect_batched_on(int i, int axis) const;
+  // Requires input i to be absent or per-sample data batched on `axis`,
+  // grouped as input `like` is.
+  void expect_batched_on(int i, int axis, int like) const;
+  // Requires two per-sample inputs to group their samples alike.
+  void expect_same_grouping(int i, int j) const;
   // The one axis of output 0 whose dim is the batch; rejected when it has the
   // batch on no axis or on several.
   int output_batch_axis() const;

@@ -495,6 +495,46 @@ Dim floor_div(const Dim& a, const Dim& b) {
   return floor_div_positive(a, c);
 }
 
+namespace {
+
+// The atoms of a monomial's atom: itself, or a product's factors (sorted by key).
+std::vector<AtomPtr> monomial_factors(const AtomPtr& atom) {
+  if (atom->kind == AtomKind::Product) return atom->factors;
+  return {atom};
+}
+
+// a / b for monomials a = ca * A and b = cb * B (A, B products of atoms):
+// exact when cb divides ca and B's atoms are among A's.
+std::optional<Dim> monomial_quotient(const DimTerm& a, const DimTerm& b) {
+  if (b.coeff == 0 || a.coeff % b.coeff != 0) return std::nullopt;
+  std::vector<AtomPtr> rest = monomial_factors(a.atom);
+  for (const AtomPtr& f : monomial_factors(b.atom)) {
+    auto it = std::find_if(rest.begin(), rest.end(), [&](const AtomPtr& r) { return r->key == f->key; });
+    if (it == rest.end()) return std::nullopt;
+    rest.erase(it);
+  }
+  Dim q(a.coeff / b.coeff);
+  for (const AtomPtr& r : rest) q = q * atom_dim(r);
+  return q;
+}
+
+}  // namespace
+
+std::optional<Dim> exact_quotient(const Dim& a, const Dim& b) {
+  if (a == b && !(b.is_constant() && b.value() == 0)) return Dim(1);
+  const DimExpr& x = *a.expr();
+  const DimExpr& y = *b.expr();
+  if (b.is_constant()) {
+    const std::int64_t c = b.value();
+    if (c == 0 || x.constant % c != 0) return std::nullopt;
+    for (const DimTerm& t : x.terms)
+      if (t.coeff % c != 0) return std::nullopt;
+    return floor_div(a, b);  // exact, so floor division divides every term
+  }
+  if (x.constant != 0 || y.constant != 0 || x.terms.size() != 1 || y.terms.size() != 1) return std::nullopt;
+  return monomial_quotient(x.terms[0], y.terms[0]);
+}
+
 // Ceiling division.
 Dim ceil_div(const Dim& a, const Dim& b) {
   if (b.is_constant() && b.value() > 0) return floor_div(a + Dim(b.value() - 1), b);

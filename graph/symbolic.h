@@ -54,6 +54,12 @@ class Dim {
   friend Dim floor_div(const Dim& a, const Dim& b);
   // Ceiling division, expressed as -((-a) // b).
   friend Dim ceil_div(const Dim& a, const Dim& b);
+  // a / b when the division is exact term by term: b a non-zero constant
+  // dividing a's constant and every coefficient, or b a monomial (c * the
+  // product of some atoms) and a one too, with b's atoms among a's and c
+  // dividing a's coefficient (4*T*N / (2*T) is 2*N). nullopt otherwise,
+  // including where a is a multiple of b only for some values of its symbols.
+  friend std::optional<Dim> exact_quotient(const Dim& a, const Dim& b);
   friend Dim max(const Dim& a, const Dim& b);
   friend Dim min(const Dim& a, const Dim& b);
   // Structural equality of canonical forms (no symbol equalities applied;

@@ -215,14 +215,80 @@ TEST_CASE("batch split: Softmax over the batch axis is not separable", "[unit][g
   expect_inseparable(g, {"node 'softmax0' (Softmax)", "batch axis 0"});
 }
 
-TEST_CASE("batch split: a Reshape merging the batch into another dim is not separable", "[unit][graph][batch_split]") {
+TEST_CASE("batch split: a Reshape that reads the batch as another dim is not separable", "[unit][graph][batch_split]") {
   Graph g;
   ValueId x = g.add_input("x", f32({N, 4}));
-  ValueId flat = add(g, OpKind::Reshape, "merge", {x, ints(g, "minus_one", {-1})});
-  ValueId back = add(g, OpKind::Reshape, "back", {flat, add(g, OpKind::Shape, "x_shape", {x})});
+  // [N, 4] read as [4, N]: row n of the result takes one element of each of four samples.
+  ValueId swapped = add(g, OpKind::Reshape, "swapped", {x, ints(g, "target", {4, -1})});
+  ValueId back = add(g, OpKind::Reshape, "back", {swapped, add(g, OpKind::Shape, "x_shape", {x})});
   g.add_output(back);
-  expect_inseparable(g, {"node 'merge' (Reshape)", "'merge'", "does not keep the batch N on axis 0"});
+  expect_inseparable(g, {"node 'swapped' (Reshape)", "into f32[4, N]",
+                         "does not keep each sample's elements together on one axis"});
   check_dims(type_of(g, "back").shape, {N, 4});
+}
+
+TEST_CASE("batch split: flattening the batch into one axis and back is separable", "[unit][graph][batch_split]") {
+  Graph g;
+  ValueId x = g.add_input("x", f32({N, 4}));
+  // [N, 4] as [4N]: each sample's 4 elements stay together, so Relu on the flat
+  // vector and the reshape back keep the samples apart.
+  ValueId flat = add(g, OpKind::Reshape, "flat", {x, ints(g, "minus_one", {-1})});
+  ValueId act = add(g, OpKind::Relu, "act", {flat});
+  g.add_output(add(g, OpKind::Reshape, "back", {act, add(g, OpKind::Shape, "x_shape", {x})}));
+  expect_separable(g);
+  check_dims(type_of(g, "flat").shape, {Dim(4) * N});
+}
+
+TEST_CASE("batch split: torch's multi-head attention, heads merged with the batch and back, is separable",
+          "[unit][graph][batch_split]") {
+  // nn.MultiheadAttention as exported: [T, N, 64] -> [T, 4N, 16] (the batch
+  // grouped with the heads), per-head Q @ K^T, Softmax, @ V, back to
+  // [T, 4N, 16], merged as [T*N, 64] (the batch grouped with T) for the
+  // output projection, and [T, N, 64] again.
+  Graph g;
+  ValueId x = g.add_input("x", f32({N, T, 64}));
+  ValueId xt = add(g, OpKind::Transpose, "xt", {x}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}});
+  ValueId heads = add(g, OpKind::Reshape, "heads", {xt, ints(g, "per_head", {0, -1, 16})});
+  ValueId q = add(g, OpKind::Transpose, "q", {heads}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}});
+  ValueId k = add(g, OpKind::Transpose, "k", {heads}, {{"perm", std::vector<std::int64_t>{1, 2, 0}}});
+  ValueId scores = add(g, OpKind::MatMul, "scores", {q, k});
+  ValueId weights = add(g, OpKind::Softmax, "weights", {scores}, {{"axis", std::int64_t{-1}}});
+  ValueId context = add(g, OpKind::MatMul, "context", {weights, q});
+  ValueId back = add(g, OpKind::Transpose, "back", {context}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}});
+  ValueId rows = add(g, OpKind::Reshape, "rows", {back, ints(g, "row_shape", {-1, 64})});
+  ValueId proj = add(g, OpKind::MatMul, "proj", {rows, zeros(g, "w_out", {64, 64})});
+  ValueId seq = add(g, OpKind::Reshape, "seq", {proj, add(g, OpKind::Shape, "xt_shape", {xt})});
+  g.add_output(add(g, OpKind::Transpose, "y", {seq}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}}));
+  expect_separable(g);
+  check_dims(type_of(g, "heads").shape, {T, Dim(4) * N, 16});
+  check_dims(type_of(g, "scores").shape, {Dim(4) * N, T, T});
+  check_dims(type_of(g, "rows").shape, {T * N, 64});
+}
+
+TEST_CASE("batch split: a sum over an axis that merges the batch with T mixes samples", "[unit][graph][batch_split]") {
+  Graph g;
+  ValueId x = g.add_input("x", f32({N, T, 64}));
+  ValueId xt = add(g, OpKind::Transpose, "xt", {x}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}});
+  ValueId rows = add(g, OpKind::Reshape, "rows", {xt, ints(g, "row_shape", {-1, 64})});
+  g.add_output(absorb(g, x, rows));
+  expect_inseparable(g, {"node 'rows_total' (ReduceSum)", "reduces over the batch axis 0"});
+  check_dims(type_of(g, "rows").shape, {T * N, 64});
+}
+
+TEST_CASE("batch split: operands whose samples a Reshape grouped differently do not meet",
+          "[unit][graph][batch_split]") {
+  // [N, 2, 4] as [2N, 4] groups each sample's 2 rows together; the same data
+  // transposed to [2, N, 4] first puts sample n's rows at n and N + n. Same
+  // dims, different samples per row: adding them would mix samples.
+  Graph g;
+  ValueId x = g.add_input("x", f32({N, 2, 4}));
+  ValueId by_sample = add(g, OpKind::Reshape, "by_sample", {x, ints(g, "rows", {-1, 4})});
+  ValueId xt = add(g, OpKind::Transpose, "xt", {x}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}});
+  ValueId by_half = add(g, OpKind::Reshape, "by_half", {xt, ints(g, "rows2", {-1, 4})});
+  ValueId sum = add(g, OpKind::Add, "sum", {by_sample, by_half});
+  g.add_output(add(g, OpKind::Reshape, "y", {sum, add(g, OpKind::Shape, "x_shape", {x})}));
+  expect_inseparable(g, {"node 'sum' (Add)", "grouped differently"});
+  check_dims(type_of(g, "sum").shape, {Dim(2) * N, 4});
 }
 
 TEST_CASE("batch split: Concat of a batch-expanded constant along axis 1 is separable, along axis 0 not",
@@ -538,10 +604,10 @@ TEST_CASE("batch split: a Reshape of data batched on axis 1 that moves or merges
   ValueId x = g.add_input("x", f32({N, T, 64}));
   ValueId xt = add(g, OpKind::Transpose, "xt", {x}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}});
   std::vector<std::string> fragments;
-  SECTION("[T, N, 64] to [T, 4N, 16]: the batch merged with a head dim") {
-    ValueId merged = add(g, OpKind::Reshape, "merged", {xt, ints(g, "target", {0, -1, 16})});
-    g.add_output(absorb(g, x, merged));
-    fragments = {"node 'merged' (Reshape)", "changing dim 1 from N to"};
+  SECTION("[T, N, 64] to [T, 2, 32N]: each half of a row holds half of the samples") {
+    ValueId split_n = add(g, OpKind::Reshape, "split_n", {xt, ints(g, "target", {0, 2, -1})});
+    g.add_output(absorb(g, x, split_n));
+    fragments = {"node 'split_n' (Reshape)", "does not keep each sample's elements together on one axis"};
     expect_inseparable(g, fragments);
   }
   SECTION("[T, N, 64] to [N, T, 64]: a reshape, not a transpose") {
@@ -551,20 +617,20 @@ TEST_CASE("batch split: a Reshape of data batched on axis 1 that moves or merges
     ValueId swapped =
         add(g, OpKind::Reshape, "swapped", {xt, shape_of(g, "target", {n, t, ints(g, "width", {64})})});
     g.add_output(swapped);
-    fragments = {"node 'swapped' (Reshape)", "changing dim 0 from T to N"};
+    fragments = {"node 'swapped' (Reshape)", "does not keep each sample's elements together on one axis"};
     expect_inseparable(g, fragments);
   }
-  SECTION("[T, N, 64] to [T * N * 64]: no axis 1 left") {
+  SECTION("[T, N, 64] to [T * N * 64], then a sum over it") {
     ValueId flat = add(g, OpKind::Reshape, "flat", {xt, ints(g, "target", {-1})});
     g.add_output(absorb(g, x, flat));
-    fragments = {"node 'flat' (Reshape)", "to rank 1, which has no axis 1"};
+    fragments = {"node 'flat_total' (ReduceSum)", "reduces over the batch axis 0"};
     expect_inseparable(g, fragments);
   }
   SECTION("[T, N, 64] to [T, 64, N]: the batch moved within the sample") {
     ValueId target = shape_of(g, "target", {ints(g, "keep_t", {0}), ints(g, "width", {64}), batch_size(g, x, "n")});
     ValueId moved = add(g, OpKind::Reshape, "moved", {xt, target});
     g.add_output(absorb(g, x, moved));
-    fragments = {"node 'moved' (Reshape)", "changing dim 1 from N to 64"};
+    fragments = {"node 'moved' (Reshape)", "does not keep each sample's elements together on one axis"};
     expect_inseparable(g, fragments);
   }
 }

@@ -77,6 +77,24 @@ TEST_CASE("floor division simplifies linear numerators", "[unit][symbolic]") {
   CHECK(floor_div(t, n).to_string() == "T // N");
 }
 
+TEST_CASE("exact quotients divide monomials and constants, and nothing else", "[unit][symbolic]") {
+  const Dim t = Dim::symbol("T"), n = Dim::symbol("N");
+  CHECK(exact_quotient(Dim(64), Dim(16)) == Dim(4));
+  CHECK(exact_quotient(Dim(4) * t * n, Dim(2) * t) == Dim(2) * n);
+  CHECK(exact_quotient(t * n * t, t) == t * n);
+  CHECK(exact_quotient(Dim(6) * t + Dim(12), Dim(3)) == Dim(2) * t + Dim(4));
+  CHECK(exact_quotient(Dim(-8) * n, Dim(-4)) == Dim(2) * n);
+  CHECK(exact_quotient(t + n, t + n) == Dim(1));
+  CHECK_FALSE(exact_quotient(Dim(6), Dim(4)));             // not a multiple
+  CHECK_FALSE(exact_quotient(Dim(2) * t + Dim(1), Dim(2)));  // a multiple of 2 for no T
+  CHECK_FALSE(exact_quotient(t, Dim(2) * t));              // 1/2
+  CHECK_FALSE(exact_quotient(t, n));
+  CHECK_FALSE(exact_quotient(Dim(2) * t, Dim(4)));          // a multiple of 4 only for even T
+  CHECK_FALSE(exact_quotient(t + n, t));                   // a sum by a monomial
+  CHECK_FALSE(exact_quotient(t, Dim(0)));
+  CHECK_FALSE(exact_quotient(Dim(0), Dim(0)));
+}
+
 TEST_CASE("division by a constant zero stays symbolic and evaluates to nothing", "[unit][symbolic]") {
   Dim t = Dim::symbol("T");
   Dim q = floor_div(t, Dim(0));

@@ -88,6 +88,48 @@ TEST_CASE("split batch: a conv classifier on two threads runs as batch slices an
   CHECK(two.stats().calls == 8);
 }
 
+TEST_CASE("split batch: attention whose heads a Reshape merges with the batch runs as slices and matches one thread",
+          "[unit][api][batch_split]") {
+  // torch's nn.MultiheadAttention as exported: [T, N, 64] reshaped to
+  // [T, 4N, 16] (the batch grouped with the heads), per-head attention,
+  // [T*N, 64] for the output projection (the batch grouped with T), then a
+  // mean over T.
+  std::mt19937 rng(12);
+  canary::ModelBuilder b("attention");
+  b.input("x", DType::F32, {"N", "T", 64})
+      .constant("w_in", uniform_tensor(rng, {64, 64}, 0.2f))
+      .constant("w_out", uniform_tensor(rng, {64, 64}, 0.2f))
+      .constant("per_head", Tensor::from_vector<std::int64_t>({0, -1, 16}, {3}))
+      .constant("rows", Tensor::from_vector<std::int64_t>({-1, 64}, {2}))
+      .node("MatMul", {"x", "w_in"}, {"h"})
+      .node("Transpose", {"h"}, {"ht"}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}})
+      .node("Reshape", {"ht", "per_head"}, {"heads"})
+      .node("Transpose", {"heads"}, {"q"}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}})
+      .node("Transpose", {"heads"}, {"k"}, {{"perm", std::vector<std::int64_t>{1, 2, 0}}})
+      .node("MatMul", {"q", "k"}, {"scores"})
+      .node("Softmax", {"scores"}, {"weights"}, {{"axis", std::int64_t{-1}}})
+      .node("MatMul", {"weights", "q"}, {"context"})
+      .node("Transpose", {"context"}, {"back"}, {{"perm", std::vector<std::int64_t>{1, 0, 2}}})
+      .node("Reshape", {"back", "rows"}, {"merged"})
+      .node("MatMul", {"merged", "w_out"}, {"proj"})
+      .node("Shape", {"ht"}, {"ht_shape"})
+      .node("Reshape", {"proj", "ht_shape"}, {"seq"})
+      .node("ReduceMean", {"seq"}, {"pooled"}, {{"axes", std::vector<std::int64_t>{0}}, {"keepdims", std::int64_t{0}}})
+      .output("pooled");
+  const canary::Runtime one_rt(threads_options(1)), two_rt(threads_options(2));
+  canary::Model one_model = one_rt.build(b), two_model = two_rt.build(b);
+  CHECK(two_model.batch_split_obstacle().empty());
+  canary::Session one = one_model.session(), two = two_model.session(), reference = two_model.reference_session();
+  for (const std::int64_t batch : {8, 8, 8, 5, 3}) {
+    INFO("batch " << batch);
+    const canary::NamedTensors in{{"x", uniform_tensor(rng, {batch, 128, 64})}};
+    const canary::NamedTensors a = one.run(in), c = two.run(in), want = reference.run(in);
+    check_close(a.at("pooled"), c.at("pooled"));
+    check_close(want.at("pooled"), c.at("pooled"));
+  }
+  CHECK(two.stats().split_calls >= 3);
+}
+
 TEST_CASE("split batch: a model whose samples meet, split_batch off, or batch 1 stays whole", "[unit][api][batch_split]") {
   std::mt19937 rng(10);
   const auto run_calls = [&](canary::Session& s, std::int64_t batch) {
