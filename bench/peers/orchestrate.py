@@ -312,7 +312,8 @@ def main():
                    "python": platform.python_version(), "quick": args.quick, "rounds": args.rounds,
                    "floors": floors, "workloads": {w.name: {"title": w.title, "floor": w.floor,
                                                             "bytes_moved": w.bytes_moved, "flops": w.flops,
-                                                            "targets": w.targets} for w in fixed},
+                                                            "targets": w.targets} for w in fixed}
+                   | {s.name: {"title": s.title, "max_vs_ort": s.max_vs_ort} for s in streams},
                    "runs": []}
         for threads in args.threads:
             results["runs"].append(run_thread_count(bench, args, threads, fixed, streams, log_dir))

@@ -37,6 +37,10 @@ class Stream:
     title: str
     model: str
     calls: list                       # list of {input name: np.ndarray}
+    # Canary's total time at most this share of ONNX Runtime's. The samples'
+    # streams keep their own stricter goal; the zoo's are those of the
+    # "fast on the models people bring" targets.
+    max_vs_ort: float = 0.8
 
 
 # --- generated models -------------------------------------------------------
@@ -178,8 +182,10 @@ def stream_workloads(calls=300, seed=11):
     rng = np.random.default_rng(seed)
     conv = [{"x": gauges(rng, int(rng.integers(1, 65)), int(rng.integers(16, 257)))} for _ in range(calls)]
     lstm = [{"x": vehicle_windows(rng, int(rng.integers(1, 65)), int(rng.integers(8, 129)))} for _ in range(calls)]
-    return [Stream("conv_stream", f"flow-meter conv net, {calls} calls, batch 1..64, window 16..256", CONV_MODEL, conv),
-            Stream("lstm_stream", f"vehicle LSTM, {calls} calls, batch 1..64, window 8..128", LSTM_MODEL, lstm)]
+    return [Stream("conv_stream", f"flow-meter conv net, {calls} calls, batch 1..64, window 16..256", CONV_MODEL, conv,
+                   max_vs_ort=0.5),
+            Stream("lstm_stream", f"vehicle LSTM, {calls} calls, batch 1..64, window 8..128", LSTM_MODEL, lstm,
+                   max_vs_ort=0.5)]
 
 
 def unseen_shapes(name):
