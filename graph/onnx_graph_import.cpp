@@ -17,6 +17,7 @@ struct Scope {
   int depth = 0;
   std::map<std::string, ValueType, std::less<>> known;                 // inputs, constants, typed captures
   std::map<std::string, const ValueInfoProto*, std::less<>> declared;  // value_info and outputs
+  std::map<std::string, std::int32_t, std::less<>> elem_types;         // ONNX element types of computed values
 };
 
 // Hints for a subgraph's inputs: the type each one takes when it has no shape.
@@ -35,7 +36,7 @@ std::string sanitize_symbol(const std::string& param) {
 
 class GraphImporter {
  public:
-  explicit GraphImporter(ImportContext& ctx) : ctx_(ctx) {}
+  GraphImporter(ImportContext& ctx, bool track_elem_types) : ctx_(ctx), track_elem_types_(track_elem_types) {}
   std::shared_ptr<Graph> import_graph(const GraphProto& proto, Scope* parent, int depth, const std::string& name,
                                       const InputHints& hints);
 
@@ -44,6 +45,9 @@ class GraphImporter {
   void add_inputs(const GraphProto& proto, Scope& scope, const InputHints& hints);
   void import_node(const NodeProto& node, Scope& scope);
   bool import_function_body(const NodeProto& node, Scope& scope);
+  std::vector<onnx::TypeProto> input_types(const NodeProto& node, Scope& scope);
+  std::int32_t elem_type(Scope& scope, const std::string& name);
+  void record_elem_types(const NodeProto& node, Scope& scope);
   ValueId resolve(Scope& scope, const std::string& name, const std::string& what);
   std::optional<ValueType> known_type(Scope& scope, const std::string& name);
   std::optional<ValueType> declared_type(const ValueInfoProto& v, const std::string& what);
@@ -54,6 +58,7 @@ class GraphImporter {
   ImportContext& ctx_;
   int function_depth_ = 0;  // function bodies being imported, one inside another
   int functions_ = 0;       // function bodies imported so far (names their values apart)
+  bool track_elem_types_;   // follow element types for function bodies (onnx_elem_types.cpp)
 };
 
 // Imports one graph: constants, inputs, nodes in order, outputs.
@@ -63,7 +68,7 @@ std::shared_ptr<Graph> GraphImporter::import_graph(const GraphProto& proto, Scop
   ctx_.nodes += static_cast<std::size_t>(proto.node_size()) + static_cast<std::size_t>(proto.initializer_size());
   check_node_count(ctx_.limits, ctx_.nodes, "graph '" + name + "'");
   auto g = std::make_shared<Graph>(name, ctx_.symbols);
-  Scope scope{g.get(), parent, depth, {}, {}};
+  Scope scope{g.get(), parent, depth, {}, {}, {}};
   for (const ValueInfoProto& v : proto.value_info()) scope.declared.emplace(v.name(), &v);
   for (const ValueInfoProto& v : proto.output()) scope.declared.emplace(v.name(), &v);
   if (proto.sparse_initializer_size() > 0) fail("graph '" + name + "': sparse initializers are not supported");
@@ -134,6 +139,7 @@ void GraphImporter::import_node(const NodeProto& node, Scope& scope) {
   Attributes attrs = attributes_from_onnx(node, op, import_subgraph);
   std::vector<std::string> outputs(node.output().begin(), node.output().end());
   scope.graph->add_node(op, node_name(node), std::move(inputs), outputs, std::move(attrs));
+  if (track_elem_types_) record_elem_types(node, scope);
 }
 
 // Imports the body of an op that ONNX defines as a function of other ops
@@ -142,19 +148,51 @@ void GraphImporter::import_node(const NodeProto& node, Scope& scope) {
 bool GraphImporter::import_function_body(const NodeProto& node, Scope& scope) {
   constexpr int kMaxFunctionDepth = 8;
   if (function_depth_ >= kMaxFunctionDepth) return false;
-  std::vector<onnx::TypeProto> input_types(static_cast<std::size_t>(node.input_size()));
-  for (int i = 0; i < node.input_size(); ++i) {
-    std::optional<ValueType> t = node.input(i).empty() ? std::nullopt : known_type(scope, node.input(i));
-    if (t) input_types[static_cast<std::size_t>(i)].mutable_tensor_type()->set_elem_type(
-        static_cast<std::int32_t>(onnx_elem_type(t->dtype)));
-  }
   const std::string prefix = node_name(node) + "/" + node.op_type() + "#" + std::to_string(++functions_) + "/";
-  std::optional<std::vector<NodeProto>> body = expand_function(node, ctx_.opset, input_types, prefix);
+  std::optional<std::vector<NodeProto>> body = expand_function(node, ctx_.opset, input_types(node, scope), prefix);
   if (!body) return false;
   ++function_depth_;
   for (const NodeProto& inner : *body) import_node(inner, scope);
   --function_depth_;
   return true;
+}
+
+// The node's input types as far as the importer knows their element types
+// (a type with no value where it does not).
+std::vector<onnx::TypeProto> GraphImporter::input_types(const NodeProto& node, Scope& scope) {
+  std::vector<onnx::TypeProto> types(static_cast<std::size_t>(node.input_size()));
+  for (int i = 0; i < node.input_size(); ++i) {
+    const std::int32_t t = node.input(i).empty() ? onnx::TensorProto::UNDEFINED : elem_type(scope, node.input(i));
+    if (t != onnx::TensorProto::UNDEFINED) types[static_cast<std::size_t>(i)].mutable_tensor_type()->set_elem_type(t);
+  }
+  return types;
+}
+
+// A name's element type: from its known type, its value_info (a shape not
+// needed), or ONNX's inference over the nodes imported so far; UNDEFINED
+// when none says. Never fails: a malformed value_info is reported where
+// the value's type is used.
+std::int32_t GraphImporter::elem_type(Scope& scope, const std::string& name) {
+  if (auto it = scope.known.find(name); it != scope.known.end())
+    return static_cast<std::int32_t>(onnx_elem_type(it->second.dtype));
+  if (auto it = scope.declared.find(name); it != scope.declared.end()) {
+    const onnx::TypeProto& declared = it->second->type();
+    if (declared.tensor_type().elem_type() != onnx::TensorProto::UNDEFINED) return declared.tensor_type().elem_type();
+  }
+  if (auto it = scope.elem_types.find(name); it != scope.elem_types.end()) return it->second;
+  // A capture's type is its enclosing value's; one this graph computes has none found.
+  std::optional<ValueId> v = scope.graph->find_value(name);
+  if ((v && scope.graph->value(*v).producer.valid()) || scope.parent == nullptr) return onnx::TensorProto::UNDEFINED;
+  return elem_type(*scope.parent, name);
+}
+
+// Records the element types of an imported node's outputs, so that a
+// function body built later for a node reading them knows its input types.
+void GraphImporter::record_elem_types(const NodeProto& node, Scope& scope) {
+  const std::vector<std::int32_t> types = infer_elem_types(node, ctx_.opset, input_types(node, scope));
+  for (int i = 0; i < node.output_size(); ++i)
+    if (!node.output(i).empty() && types[static_cast<std::size_t>(i)] != onnx::TensorProto::UNDEFINED)
+      scope.elem_types.emplace(node.output(i), types[static_cast<std::size_t>(i)]);
 }
 
 // Finds a name in the scope; a name of an enclosing graph becomes a capture
@@ -252,7 +290,7 @@ InputHints GraphImporter::body_hints(Scope& scope, const NodeProto& node, OpKind
 
 // Imports the main graph; its name is the ONNX graph name, or "main".
 std::shared_ptr<Graph> import_main_graph(const GraphProto& graph, ImportContext& ctx) {
-  GraphImporter importer(ctx);
+  GraphImporter importer(ctx, has_op_without_kernel(graph, ctx.opset));
   return importer.import_graph(graph, nullptr, 0, graph.name().empty() ? "main" : graph.name(), {});
 }
 

@@ -97,6 +97,17 @@ std::optional<std::vector<onnx::NodeProto>> expand_function(const onnx::NodeProt
                                                             const std::vector<onnx::TypeProto>& input_types,
                                                             const std::string& prefix);
 
+// --- onnx_elem_types.cpp -------------------------------------------------
+// The element types ONNX's type inference gives the node's outputs at
+// `opset` from its inputs' (TensorProto::UNDEFINED where unknown: an input
+// of unknown type, a node its schema rejects, another domain, a subgraph's
+// outputs). input_types: one per node input; only elem_type is read.
+std::vector<std::int32_t> infer_elem_types(const onnx::NodeProto& node, std::int64_t opset,
+                                           const std::vector<onnx::TypeProto>& input_types);
+// True when a node of the graph or of its subgraphs has an op Canary has no
+// kernel for (one that may import as a function body).
+bool has_op_without_kernel(const onnx::GraphProto& graph, std::int64_t opset);
+
 // --- onnx_opset_upgrade.cpp -----------------------------------------------
 // The model rewritten for opset kMinOpset by libonnx's version converter;
 // Error(Model) naming the reason when it is malformed or an op has no

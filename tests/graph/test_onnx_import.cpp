@@ -216,6 +216,39 @@ TEST_CASE("onnx: ops the standard defines as functions import as their bodies", 
   CHECK_THROWS_WITH(import_onnx(bytes(model(cos)), "cos.onnx"), Catch::Contains("node 'c' (Cos): unknown op"));
 }
 
+TEST_CASE("onnx: a function body built for its input type knows types computed before it", "[unit][onnx]") {
+  // NegativeLogLikelihoodLoss's body is built for its input's element type,
+  // and SoftmaxCrossEntropyLoss's body feeds it a computed log-probability.
+  // The scores are computed too (Relu), f64 so that a body built for another
+  // type would not type-check, and the loss also runs in If branches that
+  // capture them.
+  const auto sce = [](const std::string& reduction, const std::string& out) {
+    const onnx::AttributeProto reduce = attr_string("reduction", reduction);
+    return node("SoftmaxCrossEntropyLoss", {"r", "labels"}, {out}, {reduce}, "sce_" + out);
+  };
+  const onnx::GraphProto then_g = graph("then", {sce("sum", "t")}, {}, {unshaped("t", kDouble)});
+  const onnx::GraphProto else_g = graph("else", {sce("mean", "e")}, {}, {unshaped("e", kDouble)});
+  const onnx::GraphProto g =
+      graph("g",
+            {node("Relu", {"x"}, {"r"}, {}, "relu"), sce("none", "y"),
+             node("If", {"c"}, {"z"}, {attr_graph("then_branch", then_g), attr_graph("else_branch", else_g)}, "if")},
+            {value("x", kDouble, {"N", 5}), value("labels", kInt64, {"N"}), value("c", kBool, {})},
+            {unshaped("y", kDouble), unshaped("z", kDouble)});
+  auto imported = import_onnx(bytes(model(g)), "sce.onnx");
+  CHECK(type_text(*imported, "y") == "f64[N]");
+  CHECK(type_text(*imported, "z") == "f64[]");
+  // The inner loss imports as its body too: a GatherElements picks each
+  // sample's log-probability, in the main graph and in each branch.
+  const auto gathers = [](const Graph& graph) {
+    return std::count_if(graph.nodes().begin(), graph.nodes().end(),
+                         [](const auto& n) { return n.op == canary::graph::OpKind::GatherElements; });
+  };
+  CHECK(gathers(*imported) == 1);
+  const std::size_t if_node = imported->nodes().size() - 1;
+  CHECK(gathers(subgraph_of(*imported, if_node, "then_branch")) == 1);
+  CHECK(gathers(subgraph_of(*imported, if_node, "else_branch")) == 1);
+}
+
 TEST_CASE("onnx: an opset-11 model is upgraded to 13 on load, attributes becoming inputs", "[unit][onnx]") {
   // Split's sizes, Squeeze's and Unsqueeze's axes and ReduceSum's axes are
   // attributes in opset 11 and inputs in 13.
