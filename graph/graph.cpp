@@ -5,6 +5,7 @@
 #include <set>
 
 #include "canary/error.h"
+#include "runtime/core/printable.h"
 
 namespace canary::graph {
 
@@ -31,22 +32,29 @@ AttrType attr_type_of(const AttrValue& v) {
   return static_cast<AttrType>(v.index());
 }
 
+// Names come from whoever wrote the model: the graph keeps them printable
+// (control bytes, invalid UTF-8 and bidirectional marks escaped, see
+// runtime/core/printable.h), so every listing, DOT file, trace and message
+// built from them is safe to print, and looks names up the same way, so
+// the name as written still finds its value.
+
 // A graph with its own symbol table unless one is shared in.
 Graph::Graph(std::string name, std::shared_ptr<SymbolTable> symbols)
-    : name(std::move(name)), symbols_(symbols ? std::move(symbols) : std::make_shared<SymbolTable>()) {}
+    : name(printable(name)), symbols_(symbols ? std::move(symbols) : std::make_shared<SymbolTable>()) {}
 
 // Adds a named value; names are unique within the graph.
 ValueId Graph::add_value(std::string_view value_name, ValueType type) {
   if (value_name.empty()) throw Error(ErrorKind::Model, "graph '" + name + "': empty value name");
-  if (by_name_.find(value_name) != by_name_.end()) {
-    throw Error(ErrorKind::Model, "graph '" + name + "': duplicate value name '" + std::string(value_name) + "'");
+  std::string shown = printable(value_name);
+  if (by_name_.find(shown) != by_name_.end()) {
+    throw Error(ErrorKind::Model, "graph '" + name + "': duplicate value name '" + shown + "'");
   }
   ValueId id{static_cast<std::uint32_t>(values_.size())};
   ValueInfo info;
-  info.name = std::string(value_name);
+  info.name = shown;
   info.type = std::move(type);
   values_.push_back(std::move(info));
-  by_name_.emplace(std::string(value_name), id);
+  by_name_.emplace(std::move(shown), id);
   return id;
 }
 
@@ -82,24 +90,26 @@ ValueId Graph::add_capture(std::string_view value_name, ValueType type, ValueId 
 // Adds a node after checking its input ids and output names.
 NodeId Graph::add_node(OpKind op, std::string_view node_name, std::vector<ValueId> inputs,
                        const std::vector<std::string>& output_names, Attributes attrs) {
-  std::string where = "graph '" + name + "': node '" + std::string(node_name) + "' (" + std::string(op_name(op)) + ")";
+  const std::string shown_name = printable(node_name);
+  std::string where = "graph '" + name + "': node '" + shown_name + "' (" + std::string(op_name(op)) + ")";
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].valid() && inputs[i].index >= values_.size()) {
       throw Error(ErrorKind::Model, where + ": input " + std::to_string(i) + " refers to unknown value id " +
                                         std::to_string(inputs[i].index));
     }
   }
-  std::set<std::string_view> seen;
+  std::set<std::string> seen;
   for (const std::string& out : output_names) {
     if (out.empty()) continue;
-    if (!seen.insert(out).second || by_name_.find(out) != by_name_.end()) {
-      throw Error(ErrorKind::Model, where + ": duplicate value name '" + out + "'");
+    std::string shown = printable(out);
+    if (by_name_.find(shown) != by_name_.end() || !seen.insert(shown).second) {
+      throw Error(ErrorKind::Model, where + ": duplicate value name '" + shown + "'");
     }
   }
   NodeId id{static_cast<std::uint32_t>(nodes_.size())};
   Node node;
   node.op = op;
-  node.name = std::string(node_name);
+  node.name = shown_name;
   node.inputs = std::move(inputs);
   node.attrs = std::move(attrs);
   for (const std::string& out : output_names) {
@@ -126,7 +136,7 @@ void Graph::add_output(ValueId v) {
 
 // Looks a value up by name in this graph.
 std::optional<ValueId> Graph::find_value(std::string_view value_name) const {
-  auto it = by_name_.find(value_name);
+  auto it = is_printable(value_name) ? by_name_.find(value_name) : by_name_.find(printable(value_name));
   if (it == by_name_.end()) return std::nullopt;
   return it->second;
 }

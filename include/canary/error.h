@@ -20,6 +20,8 @@ const char* error_kind_name(ErrorKind k);
 // canary::Error carries a kind and a message that names the node, the input and
 // the expected versus actual value, e.g.
 //   shape error: node 'conv1' (Conv): input 'x' expected rank 3, got rank 2 [4, 128]
+// Control bytes and invalid UTF-8 in the message (from a hostile model's
+// names) are escaped as \xHH, so what() is always safe to print.
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message);
@@ -28,6 +30,7 @@ class Error : public std::runtime_error {
   const std::string& detail() const noexcept { return detail_; }
 
  private:
+  Error(ErrorKind kind, std::string&& printable_message, int);
   ErrorKind kind_;
   std::string detail_;
 };

@@ -1,6 +1,10 @@
 // canary::Error: kinds and message formatting.
 #include "canary/error.h"
 
+#include <utility>
+
+#include "runtime/core/printable.h"
+
 namespace canary {
 
 // Lower-case name of a kind as it appears in messages.
@@ -15,9 +19,16 @@ const char* error_kind_name(ErrorKind k) {
   return "unknown";
 }
 
+// Messages quote names and values from models and files: their control
+// bytes and invalid UTF-8 are escaped here, once for every error, so no
+// message can drive the terminal or break a JSON document that carries it.
+// Newlines stay: a few messages list several lines on purpose.
 Error::Error(ErrorKind kind, const std::string& message)
-    : std::runtime_error(std::string(error_kind_name(kind)) + " error: " + message),
+    : Error(kind, printable(message, /*keep_newlines=*/true), 0) {}
+
+Error::Error(ErrorKind kind, std::string&& printable_message, int)
+    : std::runtime_error(std::string(error_kind_name(kind)) + " error: " + printable_message),
       kind_(kind),
-      detail_(message) {}
+      detail_(std::move(printable_message)) {}
 
 }  // namespace canary
