@@ -69,6 +69,17 @@ std::string facts_text(const DimFacts& f) {
   return std::to_string(f.lo) + " " + std::to_string(f.hi) + " " + std::to_string(f.divisor);
 }
 
+// Ranks above this are refused when a model loads, so no axis reaches it.
+constexpr std::uint32_t kMaxAxes = 64;
+
+// Whether a dim names a register of the program and an axis a tensor can have:
+// the fingerprint matching does not make every line of the file true.
+bool valid_dim(const RegDim& d, const vm::Program& program) {
+  return d.reg < program.register_count() && d.axis < kMaxAxes;
+}
+
+std::string dim_text(const RegDim& d) { return "register " + std::to_string(d.reg) + " axis " + std::to_string(d.axis); }
+
 bool fail(std::string& error, const std::string& path, int line, const std::string& what) {
   error = "JIT profile '" + path + "' line " + std::to_string(line) + ": " + what;
   return false;
@@ -108,11 +119,14 @@ bool load_profile(const std::string& path, const vm::Program& program, std::vect
       DimFacts f;
       if (!(in >> d.reg >> d.axis) || (version >= 2 && !(in >> f.lo >> f.hi >> f.divisor)))
         return fail(error, path, line, "bad symbolic line");
+      if (!valid_dim(d, program)) return fail(error, path, line, "no such dim in this model: " + dim_text(d));
       if (!valid_facts(f)) return fail(error, path, line, "bad facts of a symbolic dim: " + facts_text(f));
       loaded.back().knowledge.symbolic[d] = f;
     } else if (word == "unequal" && !loaded.empty()) {
       RegDim a, b;
       if (!(in >> a.reg >> a.axis >> b.reg >> b.axis)) return fail(error, path, line, "bad unequal line");
+      for (const RegDim& d : {a, b})
+        if (!valid_dim(d, program)) return fail(error, path, line, "no such dim in this model: " + dim_text(d));
       loaded.back().knowledge.unequal.insert({a, b});
     } else {
       return fail(error, path, line, "unexpected '" + word + "'");

@@ -5,16 +5,16 @@
 # findings (tests/fuzz/corpus/, tests/fuzz/regressions/). Nothing is written
 # into the repository: new corpus inputs, crash artifacts and logs stay in
 # the scratch folder, which the summary names.
-# Usage: scripts/fuzz.sh onnx_import|text_format|npy|graph_stream|all SECONDS
+# Usage: scripts/fuzz.sh onnx_import|text_format|npy|graph_stream|shape_profile|all SECONDS
 # Environment: CANARY_FUZZ_SCRATCH (scratch folder; default a new one under
 # /tmp), CANARY_FUZZ_ARGS (more libFuzzer flags), CANARY_JOBS (build jobs).
 # Exits 1 when a run ended with a finding.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-targets=(onnx_import text_format npy graph_stream)
+targets=(onnx_import text_format npy graph_stream shape_profile)
 
 usage() {
-  echo "usage: scripts/fuzz.sh onnx_import|text_format|npy|graph_stream|all SECONDS" >&2
+  echo "usage: scripts/fuzz.sh onnx_import|text_format|npy|graph_stream|shape_profile|all SECONDS" >&2
   exit 2
 }
 
@@ -40,6 +40,7 @@ limits_of() {
     text_format) echo "16384 10 2560" ;;
     npy) echo "4096 10 2048" ;;
     graph_stream) echo "64 30 4096 -entropic=0" ;;
+    shape_profile) echo "2048 20 4096" ;;
   esac
 }
 

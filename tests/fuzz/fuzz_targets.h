@@ -4,6 +4,7 @@
 // (test_fuzz_replay.cpp) can call it. What each checks: tests/fuzz/README.md.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "tests/fuzz/fuzz_result.h"
@@ -19,6 +20,12 @@ FuzzResult fuzz_npy(std::string_view bytes);
 // Bytes -> a random graph's seed and a shape stream, run on the JIT, the
 // interpreter and the fp64 reference (stream_plan.h); they must agree.
 FuzzResult fuzz_graph_stream(std::string_view bytes);
+// Bytes -> a JIT shape profile file a model loads at start; every call at
+// several shapes must still agree with the fp64 reference, and a profile it
+// cannot use is reported and ignored.
+FuzzResult fuzz_shape_profile(std::string_view bytes);
+// The profile shape_profile's model writes after a few calls (a seed).
+std::string learned_shape_profile();
 
 // One target: its name (the corpus and regressions folder) and its function.
 struct FuzzTarget {
@@ -32,6 +39,7 @@ inline constexpr FuzzTarget kFuzzTargets[] = {
     {"text_format", fuzz_text_format},
     {"npy", fuzz_npy},
     {"graph_stream", fuzz_graph_stream},
+    {"shape_profile", fuzz_shape_profile},
 };
 
 }  // namespace canary::fuzz

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -18,6 +19,7 @@
 #include "cli/npy.h"
 #include "graph/onnx_import.h"
 #include "graph/text_format.h"
+#include "tests/fuzz/fuzz_targets.h"
 #include "tests/jit_differential/random_graph.h"
 
 using canary::DType;
@@ -134,6 +136,24 @@ void write_graph_stream_seeds() {
   write_seed("graph_stream", "seed0_one_call", plan_bytes(0, 0, "", 1));
 }
 
+// Shape profiles: what the target's model learns, the same with its facts
+// dropped (a version-1 file), one for another model, and the bare header.
+void write_shape_profile_seeds() {
+  const std::string learned = canary::fuzz::learned_shape_profile();
+  REQUIRE(learned.rfind("canary-jit-profile 2 ", 0) == 0);
+  write_seed("shape_profile", "learned", learned);
+  const std::string header = learned.substr(0, learned.find('\n') + 1);
+  write_seed("shape_profile", "header_only", header);
+  std::string v1 = "canary-jit-profile 1" + header.substr(std::string("canary-jit-profile 2").size());
+  std::istringstream lines(learned.substr(header.size()));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("symbolic ", 0) == 0) line = line.substr(0, line.find(' ', line.find(' ', 9) + 1));
+    v1 += line + "\n";
+  }
+  write_seed("shape_profile", "version_1", v1);
+  write_seed("shape_profile", "other_model", "canary-jit-profile 2 1:2:0\nanchor 5 entry tier 1\n");
+}
+
 }  // namespace
 
 TEST_CASE("fuzz corpus: write the generated seeds", "[.write-corpus]") {
@@ -141,4 +161,5 @@ TEST_CASE("fuzz corpus: write the generated seeds", "[.write-corpus]") {
   write_generated_graphs();
   write_npy_seeds();
   write_graph_stream_seeds();
+  write_shape_profile_seeds();
 }

@@ -196,5 +196,19 @@ TEST_CASE("the shape profile keeps each symbolic dim's facts and reads version 1
   write("canary-jit-profile 3 " + fingerprint + "\n");
   CHECK_FALSE(load_profile(path, *r.program, loaded, error));
   CHECK(error.find("version 1 or 2") != std::string::npos);
+
+  // A matching fingerprint does not vouch for every line: dims must name a
+  // register of this program and an axis below 64.
+  const std::string past = std::to_string(r.program->register_count());
+  for (const std::string& bad : std::vector<std::string>{"symbolic " + past + " 0 2 8 1", "symbolic 4294967295 0 2 8 1",
+                                                          "symbolic 2 64 2 8 1",
+                                                          "unequal 2 0 " + past + " 0", "unequal 2 99 4 1"}) {
+    INFO(bad);
+    write("canary-jit-profile 2 " + fingerprint + "\nanchor 5 entry tier 1\n" + bad + "\n");
+    loaded.clear();
+    CHECK_FALSE(load_profile(path, *r.program, loaded, error));
+    CHECK(error.find("line 3: no such dim in this model") != std::string::npos);
+    CHECK(loaded.empty());
+  }
   std::remove(path.c_str());
 }
