@@ -30,7 +30,7 @@ namespace {
 enum class Family {
   Unary, Broadcast, PerSample, LayerNorm, Softmax, Reduce, ArgReduce, MatMul, Gemm, Transpose, Reshape, Flatten,
   Squeeze, Unsqueeze, Expand, ConstantOfShape, Concat, Split, Slice, Gather, Pad, Tile, Recurrent, Shape, Range,
-  Subgraph, Unsupported
+  CumSum, Trilu, Subgraph, Unsupported
 };
 
 // The rule family of each op (a flat table: every op of op_kinds.def is listed).
@@ -47,7 +47,9 @@ Family family_of(OpKind op) {
     case OpKind::Conv: case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::GlobalAveragePool:
     case OpKind::BatchNormalization: return Family::PerSample;
     case OpKind::LayerNormalization: return Family::LayerNorm;
-    case OpKind::Softmax: case OpKind::LogSoftmax: return Family::Softmax;
+    // Hardmax, like Softmax (opset 13), looks along its one axis only.
+    case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::Hardmax: return Family::Softmax;
+    case OpKind::CumSum: return Family::CumSum;
     case OpKind::ReduceSum: case OpKind::ReduceMean: case OpKind::ReduceMax: case OpKind::ReduceMin:
     case OpKind::ReduceProd: case OpKind::ReduceL1: case OpKind::ReduceL2: case OpKind::ReduceSumSquare:
     case OpKind::ReduceLogSum: case OpKind::ReduceLogSumExp: return Family::Reduce;
@@ -71,6 +73,10 @@ Family family_of(OpKind op) {
     case OpKind::Tile: return Family::Tile;
     case OpKind::LSTM: case OpKind::GRU: return Family::Recurrent;
     case OpKind::Shape: return Family::Shape;
+    // The element count of a batched value is the batch size times the
+    // rest: a slice would count its own samples only, so it is not split.
+    case OpKind::Size: return Family::Unsupported;
+    case OpKind::Trilu: return Family::Trilu;
     case OpKind::Range: return Family::Range;
     case OpKind::Loop: case OpKind::If: case OpKind::Scan: return Family::Subgraph;
   }
@@ -561,6 +567,27 @@ Categories rule_gather(const NodeScope& s) {
   return s.all(s.in(0).on_axis(axis < gather ? axis : axis + s.rank(1) - 1));
 }
 
+// CumSum along an axis other than the batch, given by a constant (a sum
+// along the batch would carry one sample's values into the next).
+Categories rule_cumsum(const NodeScope& s) {
+  s.expect_constant(1);
+  const int axis = s.batch_axis(0);
+  const std::vector<std::int64_t> along = s.ints(1);
+  if (along.size() != 1) s.reject("has " + s.input_text(1) + " with " + std::to_string(along.size()) + " values");
+  if (s.normalize(along[0], s.rank(0), "axis") == axis) s.reject("sums along the batch axis " + std::to_string(axis));
+  return s.all(s.in(0).on_axis(axis));
+}
+
+// Trilu masks the last two axes by row and column index, so the batch must
+// come before them; k the same in every slice.
+Categories rule_trilu(const NodeScope& s) {
+  s.expect_constant(1);
+  const int axis = s.batch_axis(0);
+  if (axis >= s.rank(0) - 2)
+    s.reject("masks the last two axes, which include the batch axis " + std::to_string(axis));
+  return s.all(s.in(0).on_axis(axis));
+}
+
 // Pad with constant pads that leave the batch axis alone.
 Categories rule_pad(const NodeScope& s) {
   s.expect_constant(1);
@@ -647,6 +674,8 @@ Categories categorise_batched(const NodeScope& s, Family f) {
     case Family::Gather: return rule_gather(s);
     case Family::Pad: return rule_pad(s);
     case Family::Tile: return rule_tile(s);
+    case Family::CumSum: return rule_cumsum(s);
+    case Family::Trilu: return rule_trilu(s);
     case Family::Recurrent: return rule_recurrent(s);
     case Family::ConstantOfShape: s.reject("takes its shape from per-sample data");
     case Family::Range: s.reject("takes its bounds from per-sample data");

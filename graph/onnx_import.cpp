@@ -27,6 +27,8 @@ constexpr int kProtobufRecursionLimit = 3 * kMaxImportDepthCeiling + 64;
 // The first version of an op in the default domain, where it is above 13.
 std::int64_t introduced_in(OpKind op) {
   switch (op) {
+    case OpKind::Trilu:
+      return 14;
     case OpKind::LayerNormalization:
       return 17;
     case OpKind::Gelu:

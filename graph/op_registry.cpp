@@ -66,7 +66,9 @@ Attrs attrs_of(OpKind op) {
     case OpKind::ReduceLogSum:
     case OpKind::ReduceLogSumExp: return {absent("axes", AttrType::Ints), opt("keepdims", AttrType::Int, I{1})};
     case OpKind::Softmax:
-    case OpKind::LogSoftmax: return {opt("axis", AttrType::Int, I{-1})};
+    case OpKind::LogSoftmax:
+    case OpKind::Hardmax: return {opt("axis", AttrType::Int, I{-1})};
+    case OpKind::CumSum: return {opt("exclusive", AttrType::Int, I{0}), opt("reverse", AttrType::Int, I{0})};
     case OpKind::ArgMax:
     case OpKind::ArgMin:
       return {opt("axis", AttrType::Int, I{0}), opt("keepdims", AttrType::Int, I{1}),
@@ -85,6 +87,7 @@ Attrs attrs_of(OpKind op) {
     case OpKind::Shape: return {opt("start", AttrType::Int, I{0}), absent("end", AttrType::Int)};
     case OpKind::Cast: return {req("to", AttrType::String)};
     case OpKind::Flatten: return {opt("axis", AttrType::Int, I{1})};
+    case OpKind::Trilu: return {opt("upper", AttrType::Int, I{1})};
     case OpKind::LSTM:
       // activations: comma-separated names ("Sigmoid,Tanh,Tanh"); AttrValue has no string list.
       return {req("hidden_size", AttrType::Int),
@@ -177,7 +180,9 @@ InferFn infer_of(OpKind op) {
     case OpKind::ReduceLogSum:
     case OpKind::ReduceLogSumExp: return infer_reduce;
     case OpKind::Softmax:
-    case OpKind::LogSoftmax: return infer_softmax;
+    case OpKind::LogSoftmax:
+    case OpKind::Hardmax: return infer_softmax;
+    case OpKind::CumSum: return infer_cumsum;
     case OpKind::ArgMax:
     case OpKind::ArgMin: return infer_arg_reduce;
     case OpKind::LayerNormalization: return infer_layer_norm;
@@ -191,10 +196,12 @@ InferFn infer_of(OpKind op) {
     case OpKind::Squeeze: return infer_squeeze;
     case OpKind::Unsqueeze: return infer_unsqueeze;
     case OpKind::Shape: return infer_shape;
+    case OpKind::Size: return infer_size;
     case OpKind::Cast: return infer_cast;
     case OpKind::Expand: return infer_expand;
     case OpKind::Flatten: return infer_flatten;
     case OpKind::Identity: return infer_identity;
+    case OpKind::Trilu: return infer_trilu;
     case OpKind::ConstantOfShape: return infer_constant_of_shape;
     case OpKind::Range: return infer_range;
     case OpKind::Tile: return infer_tile;

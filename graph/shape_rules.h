@@ -50,7 +50,8 @@ void infer_conv(InferContext& ctx);
 // shape_rules_reduce.cpp
 void infer_reduce(InferContext& ctx);  // the ReduceX family
 void infer_arg_reduce(InferContext& ctx);  // ArgMax ArgMin
-void infer_softmax(InferContext& ctx);
+void infer_softmax(InferContext& ctx);  // Softmax LogSoftmax Hardmax
+void infer_cumsum(InferContext& ctx);
 void infer_layer_norm(InferContext& ctx);
 
 // shape_rules_lstm.cpp
@@ -98,6 +99,7 @@ void infer_flatten(InferContext& ctx);
 void infer_identity(InferContext& ctx);
 void infer_cast(InferContext& ctx);
 void infer_shape(InferContext& ctx);
+void infer_size(InferContext& ctx);
 
 // shape_rules_indexing.cpp
 void infer_slice(InferContext& ctx);
@@ -105,6 +107,7 @@ void infer_gather(InferContext& ctx);
 void infer_gather_elements(InferContext& ctx);
 void infer_squeeze(InferContext& ctx);
 void infer_unsqueeze(InferContext& ctx);
+void infer_trilu(InferContext& ctx);
 
 // shape_rules_control.cpp
 void infer_loop(InferContext& ctx);

@@ -1,5 +1,7 @@
 // Shape rules of elementwise ops: NumPy broadcasting, dtype agreement, and
 // known-dims folding of integer arithmetic on shape values.
+#include <optional>
+
 #include "graph/shape_rules.h"
 
 namespace canary::graph::rules {
@@ -104,10 +106,17 @@ void infer_unary_float(InferContext& ctx) {
   ctx.set_output(0, ctx.input_type(0));
 }
 
-// Neg Abs Relu: numeric input, same type out.
+// Neg Abs Relu Sign: numeric input, same type out. Neg of integer known dims
+// folds too: ONNX's LayerNormalization body counts its reduced axes as the
+// negated axis, and the shape it builds from that count must stay known.
 void infer_unary_numeric(InferContext& ctx) {
   ctx.expect_dtype(0, kNumeric);
   ctx.set_output(0, ctx.input_type(0));
+  if (ctx.node().op != OpKind::Neg || !is_integer(ctx.input_type(0).dtype)) return;
+  std::optional<DimVector> known = ctx.input_dims_value(0);
+  if (!known) return;
+  for (Dim& d : *known) d = Dim(0) - d;
+  ctx.set_output_known_dims(0, std::move(*known));
 }
 
 // Gelu: floating input; approximate is "none" or "tanh".

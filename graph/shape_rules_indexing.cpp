@@ -1,5 +1,6 @@
 // Shape rules of ops that select or insert axes and elements: Slice, Gather,
-// GatherElements, Squeeze, Unsqueeze (with known-dims propagation for shape arithmetic).
+// GatherElements, Trilu, Squeeze, Unsqueeze (with known-dims propagation for
+// shape arithmetic).
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -220,6 +221,21 @@ void infer_gather_elements(InferContext& ctx) {
                                      ctx.describe_input(0) + " " + data.to_string() + " on dim " + std::to_string(d));
   }
   ctx.set_output(0, ValueType{data.dtype, indices.shape});
+}
+
+// Trilu (opset 14): y like x, whose last two dims are the matrices, so its
+// rank is at least 2; k, when given, is a 0-D i64 tensor of any value.
+void infer_trilu(InferContext& ctx) {
+  const ValueType& x = ctx.input_type(0);
+  if (x.rank() < 2)
+    ctx.fail(ErrorKind::Shape, ctx.describe_input(0) + " " + x.to_string() + " has rank " +
+                                   std::to_string(x.rank()) + "; Trilu needs rank >= 2");
+  if (ctx.has_input(1)) {
+    ctx.expect_dtype(1, {DType::I64});
+    const ValueType& k = ctx.input_type(1);
+    if (k.rank() != 0) ctx.fail(ErrorKind::Shape, ctx.describe_input(1) + " " + k.to_string() + " must be a scalar (k)");
+  }
+  ctx.set_output(0, x);
 }
 
 // Squeeze (opset 13): removes the given axes (each must be 1), or every

@@ -1,5 +1,7 @@
-// Shape rules of reductions and normalisations: the ReduceX family,
-// ArgMax/ArgMin, Softmax, LayerNormalization.
+// Shape rules of reductions, normalisations and scans along an axis: the
+// ReduceX family, ArgMax/ArgMin, Softmax (and LogSoftmax, Hardmax), CumSum,
+// LayerNormalization.
+#include <optional>
 #include <set>
 
 #include "graph/shape_rules.h"
@@ -98,11 +100,27 @@ void infer_arg_reduce(InferContext& ctx) {
   ctx.set_output(0, ValueType{DType::I64, out});
 }
 
-// Softmax: floating input, axis in range; same type out.
+// Softmax, LogSoftmax, Hardmax: floating input, axis in range; same type out.
 void infer_softmax(InferContext& ctx) {
   ctx.expect_dtype(0, {DType::F32, DType::F64});
   ctx.normalize_axis(ctx.attr_int("axis"), ctx.input_type(0).rank(), "attribute 'axis'");
   ctx.set_output(0, ctx.input_type(0));
+}
+
+// CumSum (opset 14): y like x (numeric, rank >= 1); axis is a 0-D i64/i32
+// tensor, checked against the rank when its value is known at build time.
+void infer_cumsum(InferContext& ctx) {
+  ctx.expect_dtype(0, kNumeric);
+  ctx.expect_dtype(1, {DType::I64, DType::I32});
+  const ValueType& x = ctx.input_type(0);
+  const ValueType& axis = ctx.input_type(1);
+  if (axis.rank() != 0)
+    ctx.fail(ErrorKind::Shape, ctx.describe_input(1) + " " + axis.to_string() + " must be a scalar (the axis)");
+  if (x.rank() == 0) ctx.fail(ErrorKind::Shape, ctx.describe_input(0) + " is a scalar; CumSum needs rank >= 1");
+  const std::optional<DimVector> known = ctx.input_dims_value(1);
+  if (known && known->size() == 1 && known->front().is_constant())
+    ctx.normalize_axis(known->front().value(), x.rank(), "axis");
+  ctx.set_output(0, x);
 }
 
 // LayerNormalization: Y like X; Mean and InvStdDev keep X[:axis] and 1s after.

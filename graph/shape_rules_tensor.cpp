@@ -1,5 +1,5 @@
 // Shape rules of data-movement ops that rearrange whole tensors: Reshape,
-// Expand, Transpose, Concat, Flatten, Identity, Cast, Shape.
+// Expand, Transpose, Concat, Flatten, Identity, Cast, Shape, Size.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -245,6 +245,14 @@ void infer_shape(InferContext& ctx) {
   for (std::int64_t k = start; k < end; ++k) dims.push_back(in.shape[k]);
   ctx.set_output(0, ValueType{DType::I64, {Dim(static_cast<std::int64_t>(dims.size()))}});
   ctx.set_output_known_dims(0, dims);
+}
+
+// Size: x's element count as a rank-0 i64, known as the product of its dims
+// so that shape arithmetic on it stays symbolic.
+void infer_size(InferContext& ctx) {
+  const ValueType& in = ctx.input_type(0);
+  ctx.set_output(0, ValueType{DType::I64, {}});
+  ctx.set_output_known_dims(0, {product(in.shape.begin(), in.shape.end())});
 }
 
 // Fresh symbols for a shape input whose contents are unknown; its length

@@ -79,6 +79,18 @@ void arg_reduce(const ArgReduceParams& p, const Tensor& x, Tensor& y);
 void softmax(std::int64_t axis, const Tensor& x, Tensor& y);
 // LogSoftmax: x - max - log(sum(exp(x - max))) along axis, in double.
 void log_softmax(std::int64_t axis, const Tensor& x, Tensor& y);
+// Hardmax (opset 13, reference/hardmax.cpp): 1 at the first largest element
+// of each line along axis, 0 elsewhere (floats; a NaN counts as largest, as
+// for ArgMax).
+void hardmax(std::int64_t axis, const Tensor& x, Tensor& y);
+struct CumSumParams {
+  bool exclusive = false;  // each sum leaves out its own element
+  bool reverse = false;    // sums run from the end of the axis
+};
+// CumSum (opset 14, reference/cumsum.cpp): running sums of x (f32, f64, i64,
+// i32) along the axis held by `axis`, a 0-D i64/i32 tensor read at run time
+// (negative from the end). Floats sum in double; integers wrap.
+void cumsum(const CumSumParams& p, const Tensor& x, const Tensor& axis, Tensor& y);
 struct LayerNormParams {
   std::int64_t axis = -1;
   double epsilon = 1e-5;
@@ -100,10 +112,17 @@ void gather(std::int64_t axis, const Tensor& data, const Tensor& indices, Tensor
 // data off the axis), y[i] = data[i with i[axis] = indices[i]]; negative
 // indices count from the end, out-of-range ones are an Error(Input).
 void gather_elements(std::int64_t axis, const Tensor& data, const Tensor& indices, Tensor& y);
+// Trilu (opset 14, reference/trilu.cpp): each matrix of the last two dims
+// (rank >= 2, any dtype) keeps element (i, j) where j - i >= k (upper) or
+// j - i <= k (lower) and is 0 elsewhere; k is an optional 0-D i64 tensor
+// read at run time (nullptr or undefined: 0).
+void trilu(bool upper, const Tensor& x, const Tensor* k, Tensor& y);
 void squeeze(const Tensor& x, const Tensor* axes, Tensor& y);
 void unsqueeze(const Tensor& x, const Tensor& axes, Tensor& y);
 // y = i64 1-D shape of x, dims [start, end) with ONNX clamping; end nullopt: rank.
 void shape_of(const Tensor& x, std::int64_t start, std::optional<std::int64_t> end, Tensor& y);
+// y = i64 scalar holding x's element count (any dtype).
+void size_of(const Tensor& x, Tensor& y);
 void cast(const Tensor& x, DType to, Tensor& y);
 void expand(const Tensor& x, const Tensor& shape, Tensor& y);
 void flatten(std::int64_t axis, const Tensor& x, Tensor& y);

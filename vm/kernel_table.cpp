@@ -112,6 +112,8 @@ struct LogicalP : InstrParams { k::LogicalOp op; };
 struct ModP : InstrParams { bool fmod = false; };
 struct PadP : InstrParams { k::PadMode mode = k::PadMode::Constant; };
 struct FillP : InstrParams { Tensor value; };
+struct CumSumP : InstrParams { k::CumSumParams p; };
+struct TriluP : InstrParams { bool upper = true; };
 
 // --- adapters -------------------------------------------------------------
 
@@ -243,12 +245,26 @@ void run_gather_elements(const InstrParams& p, const KernelCall& c) {
   k::gather_elements(as<AxisP>(p).axis, c.input(0), c.input(1), c.output(0));
 }
 
+// Trilu's k and CumSum's axis are inputs, passed as tensors: the kernels
+// read them at run time, whether constants or computed.
+void run_trilu(const InstrParams& p, const KernelCall& c) {
+  k::trilu(as<TriluP>(p).upper, c.input(0), c.optional_input(1), c.output(0));
+}
+
+void run_cumsum(const InstrParams& p, const KernelCall& c) {
+  k::cumsum(as<CumSumP>(p).p, c.input(0), c.input(1), c.output(0));
+}
+
+void run_hardmax(const InstrParams& p, const KernelCall& c) { k::hardmax(as<AxisP>(p).axis, c.input(0), c.output(0)); }
+
 void run_squeeze(const InstrParams&, const KernelCall& c) { k::squeeze(c.input(0), c.optional_input(1), c.output(0)); }
 void run_unsqueeze(const InstrParams&, const KernelCall& c) { k::unsqueeze(c.input(0), c.input(1), c.output(0)); }
 
 void run_shape(const InstrParams& p, const KernelCall& c) {
   k::shape_of(c.input(0), as<ShapeP>(p).start, as<ShapeP>(p).end, c.output(0));
 }
+
+void run_size(const InstrParams&, const KernelCall& c) { k::size_of(c.input(0), c.output(0)); }
 
 void run_cast(const InstrParams& p, const KernelCall& c) { k::cast(c.input(0), as<CastP>(p).to, c.output(0)); }
 
@@ -466,6 +482,20 @@ KernelBinding bind_shape(const AttrReader& a) {
   return make(run_shape, std::move(p));
 }
 
+// CumSum's exclusive and reverse flags.
+KernelBinding bind_cumsum(const AttrReader& a) {
+  auto p = std::make_unique<CumSumP>();
+  p->p.exclusive = a.get_int("exclusive") != 0;
+  p->p.reverse = a.get_int("reverse") != 0;
+  return make(run_cumsum, std::move(p));
+}
+
+KernelBinding bind_trilu(const AttrReader& a) {
+  auto p = std::make_unique<TriluP>();
+  p->upper = a.get_int("upper") != 0;
+  return make(run_trilu, std::move(p));
+}
+
 KernelBinding bind_cast(const AttrReader& a, const CompileOptions& opts) {
   const std::string to = a.get_string("to");
   std::optional<DType> dt = parse_dtype(to);
@@ -671,6 +701,8 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     // The reference kernel in every tier: oneDNN 2.6's logsoftmax is off by
     // up to 6e-5 relative near 0 (its exp and log are approximations).
     case OpKind::LogSoftmax: return with_axis(run_log_softmax, a.get_int("axis"));
+    case OpKind::Hardmax: return with_axis(run_hardmax, a.get_int("axis"));
+    case OpKind::CumSum: return bind_cumsum(a);
     case OpKind::ArgMax:
     case OpKind::ArgMin: {
       auto p = std::make_unique<ArgReduceP>();
@@ -699,10 +731,12 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     case OpKind::Squeeze: return plain(run_squeeze);
     case OpKind::Unsqueeze: return plain(run_unsqueeze);
     case OpKind::Shape: return bind_shape(a);
+    case OpKind::Size: return plain(run_size);
     case OpKind::Cast: return bind_cast(a, opts);
     case OpKind::Expand: return plain(run_expand);
     case OpKind::Flatten: return with_axis(run_flatten, a.get_int("axis"));
     case OpKind::Identity: return plain(run_identity);
+    case OpKind::Trilu: return bind_trilu(a);
     case OpKind::ConstantOfShape: return bind_constant_of_shape(a, opts);
     case OpKind::Range: return plain(run_range);
     case OpKind::Tile: return plain(run_tile);

@@ -207,20 +207,8 @@ void reduce_typed(const ReduceParams& p, const std::vector<bool>& reduced, const
   }
 }
 
-// Splits a shape around an axis into outer * dim * inner.
-struct AxisSplit {
-  std::int64_t outer = 1, dim = 1, inner = 1;
-};
-AxisSplit split_at(const Shape& shape, std::int64_t axis) {
-  AxisSplit s;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    const auto di = static_cast<std::int64_t>(d);
-    if (di < axis) s.outer *= shape[d];
-    else if (di == axis) s.dim = shape[d];
-    else s.inner *= shape[d];
-  }
-  return s;
-}
+using detail::AxisSplit;
+using detail::split_at;
 
 // ArgMax/ArgMin of one element type.
 template <typename T>

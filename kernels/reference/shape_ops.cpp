@@ -1,6 +1,6 @@
 // Reference shape and data-movement kernels: views (reshape, squeeze,
 // unsqueeze, flatten, identity), copies (transpose, concat, slice, gather,
-// expand), shape_of, cast, and read_int_values for shape-like inputs.
+// expand), shape_of, size_of, cast, and read_int_values for shape-like inputs.
 // Copies move raw element bits, so every dtype is supported.
 #include <algorithm>
 #include <array>
@@ -312,6 +312,12 @@ void shape_of(const Tensor& x, std::int64_t start, std::optional<std::int64_t> e
   y.reset(DType::I64, std::span<const std::int64_t>(&n, 1));
   std::int64_t* py = y.data<std::int64_t>();
   for (std::int64_t i = 0; i < n; ++i) py[i] = dims[static_cast<std::size_t>(first + i)];
+}
+
+void size_of(const Tensor& x, Tensor& y) {
+  const std::int64_t n = x.numel();  // read first: y may be x
+  y.reset(DType::I64, Shape{});
+  y.data<std::int64_t>()[0] = n;
 }
 
 void cast(const Tensor& x, DType to, Tensor& y) {

@@ -635,3 +635,42 @@ TEST_CASE("batch split: a Reshape of data batched on axis 1 that moves or merges
   }
 }
 
+
+TEST_CASE("batch split: CumSum, Trilu and Hardmax off the batch axis are separable", "[unit][graph][batch_split]") {
+  Graph g;
+  ValueId x = g.add_input("x", f32({N, 3, 3}));
+  g.add_output(add(g, OpKind::CumSum, "running", {x, scalar(g, "axis2", -1)}, {{"reverse", std::int64_t{1}}}));
+  g.add_output(add(g, OpKind::Trilu, "upper", {x, scalar(g, "k", 1)}));
+  g.add_output(add(g, OpKind::Trilu, "lower", {x}, {{"upper", std::int64_t{0}}}));
+  g.add_output(add(g, OpKind::Hardmax, "onehot", {x}));
+  expect_separable(g);
+}
+
+TEST_CASE("batch split: CumSum, Trilu, Hardmax over the batch and Size of per-sample data are not separable",
+          "[unit][graph][batch_split]") {
+  Graph g;
+  ValueId x = g.add_input("x", f32({N, 4}));
+  SECTION("CumSum along the batch") {
+    g.add_output(add(g, OpKind::CumSum, "running0", {x, scalar(g, "axis0", 0)}));
+    expect_inseparable(g, {"node 'running0' (CumSum)", "sums along the batch axis 0"});
+  }
+  SECTION("CumSum along an axis known only at run time") {
+    // The largest of {1}: a constant, but computed, so its value is unknown to the analysis.
+    ValueId axis = add(g, OpKind::ReduceMax, "axis", {ints(g, "one", {1})}, {{"keepdims", std::int64_t{0}}});
+    g.add_output(add(g, OpKind::CumSum, "running", {x, axis}));
+    expect_inseparable(g, {"node 'running' (CumSum)", "input 1 ('axis')", "unknown at build time"});
+  }
+  SECTION("Trilu of a matrix whose rows are the batch") {
+    g.add_output(add(g, OpKind::Trilu, "masked", {x}));
+    expect_inseparable(g, {"node 'masked' (Trilu)", "include the batch axis 0"});
+  }
+  SECTION("Hardmax over the batch") {
+    g.add_output(add(g, OpKind::Hardmax, "onehot0", {x}, {{"axis", std::int64_t{0}}}));
+    expect_inseparable(g, {"node 'onehot0' (Hardmax)", "batch axis 0"});
+  }
+  SECTION("Size of per-sample data") {
+    ValueId count = add(g, OpKind::Size, "count", {x});
+    g.add_output(absorb(g, x, add(g, OpKind::Cast, "countf", {count}, {{"to", std::string("f32")}})));
+    expect_inseparable(g, {"node 'count' (Size)", "no batch-split rule"});
+  }
+}

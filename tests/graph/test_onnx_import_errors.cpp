@@ -91,6 +91,8 @@ TEST_CASE("onnx errors: unknown op, other domains and ops outside the opset", "[
   CHECK_THAT(import_error(bytes(one(ms))), Catch::Contains("node 'fused' (Relu)") && Catch::Contains("com.microsoft"));
   CHECK_THAT(import_error(bytes(one(node("Gelu", {"x"}, {"y"}, {}, "g1")))),
              Catch::Contains("node 'g1' (Gelu): unknown op in opset 13"));
+  CHECK_THAT(import_error(bytes(one(node("Trilu", {"x"}, {"y"}, {}, "t1")))),
+             Catch::Contains("node 't1' (Trilu): unknown op in opset 13 (it exists from opset 14)"));
 }
 
 TEST_CASE("onnx errors: float16 input, initializer and Cast target", "[unit][onnx]") {

@@ -459,3 +459,120 @@ TEST_CASE("Scan over a symbolic length with input and output axes", "[unit][shap
   check_dims(type_of(g, "ys").shape, {T, 4});
   check_dims(type_of(g, "ys_t").shape, {4, T});
 }
+
+TEST_CASE("Size is a rank-0 i64 known as the product of the dims", "[unit][shape_inference]") {
+  Graph g;
+  ValueId x = g.add_input("x", f32({N, 3, T}));
+  ValueId n = add(g, OpKind::Size, "n", {x});
+  ValueId nb = add(g, OpKind::Size, "nb", {g.add_input("b", ValueType{DType::Bool, {0, 4}})});
+  ValueId ns = add(g, OpKind::Size, "ns", {g.add_input("s", f32({}))});
+  ValueId as_shape = add(g, OpKind::Unsqueeze, "as_shape", {n, ints(g, "ax0", {0})});
+  add(g, OpKind::Reshape, "flat", {x, as_shape});
+  infer_shapes(g);
+  CHECK(type_of(g, "n").dtype == DType::I64);
+  CHECK(type_of(g, "n").shape.empty());
+  check_dims(*g.value(n).known_dims, {N * 3 * T});
+  check_dims(*g.value(nb).known_dims, {0});
+  check_dims(*g.value(ns).known_dims, {1});
+  // Shape arithmetic on the count stays symbolic.
+  check_dims(type_of(g, "flat").shape, {N * 3 * T});
+}
+
+TEST_CASE("CumSum, Trilu and Hardmax keep their input's type", "[unit][shape_inference]") {
+  Graph g;
+  ValueId x = g.add_input("x", f32({N, T, 4}));
+  ValueId i = g.add_input("i", ValueType{DType::I32, {B, 3}});
+  ValueId b = g.add_input("b", ValueType{DType::Bool, {0, 0}});
+  ValueId axis = g.add_input("axis", i64({}));  // known only at run time
+  add(g, OpKind::CumSum, "cs", {x, scalar(g, "m1", -1)},
+      {{"exclusive", std::int64_t{1}}, {"reverse", std::int64_t{1}}});
+  add(g, OpKind::CumSum, "cs_run_time", {i, axis});
+  add(g, OpKind::CumSum, "cs_i32_axis", {x, g.add_constant("a32", Tensor::scalar<std::int32_t>(-3))});
+  add(g, OpKind::Trilu, "tu", {x});
+  add(g, OpKind::Trilu, "tl", {i, scalar(g, "k9", 9)}, {{"upper", std::int64_t{0}}});
+  add(g, OpKind::Trilu, "tb", {b, axis});
+  add(g, OpKind::Hardmax, "hm", {x});
+  add(g, OpKind::Hardmax, "hm0", {x}, {{"axis", std::int64_t{0}}});
+  infer_shapes(g);
+  for (const char* name : {"cs", "cs_i32_axis", "tu", "hm", "hm0"}) {
+    INFO(name);
+    CHECK(type_of(g, name).dtype == DType::F32);
+    check_dims(type_of(g, name).shape, {N, T, 4});
+  }
+  for (const char* name : {"cs_run_time", "tl"}) {
+    INFO(name);
+    CHECK(type_of(g, name).dtype == DType::I32);
+    check_dims(type_of(g, name).shape, {B, 3});
+  }
+  CHECK(type_of(g, "tb").dtype == DType::Bool);
+  check_dims(type_of(g, "tb").shape, {0, 0});
+}
+
+TEST_CASE("CumSum, Trilu and Hardmax errors name the node and what is wrong", "[unit][shape_inference]") {
+  Graph g;
+  ValueId x = g.add_input("x", f32({N, 4}));
+  SECTION("CumSum axis out of range") {
+    add(g, OpKind::CumSum, "cs", {x, scalar(g, "two", 2)});
+    expect_error(g, ErrorKind::Shape, {"node 'cs' (CumSum)", "axis 2", "rank 2"});
+  }
+  SECTION("CumSum axis not a scalar") {
+    add(g, OpKind::CumSum, "cs", {x, ints(g, "zero", {0})});
+    expect_error(g, ErrorKind::Shape, {"node 'cs' (CumSum)", "input 1 ('zero')", "i64[1]", "scalar"});
+  }
+  SECTION("CumSum axis of a float dtype") {
+    add(g, OpKind::CumSum, "cs", {x, g.add_constant("half", Tensor::scalar<float>(0.5f))});
+    expect_error(g, ErrorKind::Model, {"node 'cs' (CumSum)", "f32"});
+  }
+  SECTION("CumSum of a scalar") {
+    add(g, OpKind::CumSum, "cs", {g.add_input("s", f32({})), g.add_input("a", i64({}))});
+    expect_error(g, ErrorKind::Shape, {"node 'cs' (CumSum)", "scalar", "rank >= 1"});
+  }
+  SECTION("CumSum of bool") {
+    add(g, OpKind::CumSum, "cs", {g.add_input("b", ValueType{DType::Bool, {3}}), scalar(g, "zero", 0)});
+    expect_error(g, ErrorKind::Model, {"node 'cs' (CumSum)", "bool"});
+  }
+  SECTION("Trilu of rank 1") {
+    add(g, OpKind::Trilu, "tr", {g.add_input("v", f32({N}))});
+    expect_error(g, ErrorKind::Shape, {"node 'tr' (Trilu)", "rank 1", "rank >= 2"});
+  }
+  SECTION("Trilu k not a scalar") {
+    add(g, OpKind::Trilu, "tr", {x, ints(g, "k", {1})});
+    expect_error(g, ErrorKind::Shape, {"node 'tr' (Trilu)", "input 1 ('k')", "scalar"});
+  }
+  SECTION("Trilu k of i32") {
+    add(g, OpKind::Trilu, "tr", {x, g.add_constant("k", Tensor::scalar<std::int32_t>(1))});
+    expect_error(g, ErrorKind::Model, {"node 'tr' (Trilu)", "i32"});
+  }
+  SECTION("Hardmax axis out of range") {
+    add(g, OpKind::Hardmax, "hm", {x}, {{"axis", std::int64_t{-3}}});
+    expect_error(g, ErrorKind::Shape, {"node 'hm' (Hardmax)", "axis", "-3"});
+  }
+  SECTION("Hardmax of integers") {
+    add(g, OpKind::Hardmax, "hm", {g.add_input("k", i64({N, 4}))});
+    expect_error(g, ErrorKind::Model, {"node 'hm' (Hardmax)", "i64"});
+  }
+}
+
+TEST_CASE("Neg of known dims folds, so LayerNormalization's function body keeps its shapes",
+          "[unit][shape_inference]") {
+  // The body at axis -1: ReducedShape = Concat(Shape(X)[0:-1], ConstantOfShape(Neg([-1]), value 1)), and
+  // Mean reshaped to it.
+  Graph g;
+  ValueId x = g.add_input("x", f32({N, T, 8}));
+  ValueId xshape = add(g, OpKind::Shape, "xshape", {x});
+  ValueId axis = ints(g, "axis", {-1});
+  ValueId prefix = add(g, OpKind::Slice, "prefix", {xshape, ints(g, "zero", {0}), axis});
+  ValueId count = add(g, OpKind::Neg, "count", {axis});
+  ValueId suffix =
+      add(g, OpKind::ConstantOfShape, "suffix", {count}, {{"value", Tensor::from_vector<std::int64_t>({1}, {1})}});
+  ValueId reduced = add(g, OpKind::Concat, "reduced", {prefix, suffix}, {{"axis", std::int64_t{0}}});
+  ValueId mean = add(g, OpKind::ReduceMean, "mean2d", {x}, {{"axes", std::vector<std::int64_t>{-1}}});
+  add(g, OpKind::Reshape, "mean", {mean, reduced});
+  ValueId negated_dims = add(g, OpKind::Neg, "negated_dims", {xshape});
+  add(g, OpKind::Neg, "float_neg", {x});
+  infer_shapes(g);
+  check_dims(*g.value(count).known_dims, {1});
+  check_dims(*g.value(negated_dims).known_dims, {Dim(0) - N, Dim(0) - T, -8});
+  CHECK_FALSE(g.value(*g.find_value("float_neg")).known_dims.has_value());
+  check_dims(type_of(g, "mean").shape, {N, T, 1});
+}

@@ -221,6 +221,22 @@ TEST_CASE("shape_of with start and end clamping", "[unit][shape_ops]") {
   CHECK(y.shape() == Shape{0});
 }
 
+TEST_CASE("size_of counts the elements of any dtype and rank", "[unit][shape_ops]") {
+  Tensor y;
+  size_of(Tensor::empty(DType::F32, {2, 3, 4}), y);
+  CHECK(y.dtype() == DType::I64);
+  CHECK(y.shape() == Shape{});
+  CHECK(values_of<I64>(y) == VI{24});
+  size_of(Tensor::scalar<bool>(true), y);
+  CHECK(values_of<I64>(y) == VI{1});
+  size_of(Tensor::empty(DType::I32, {5, 0, 2}), y);
+  CHECK(values_of<I64>(y) == VI{0});
+  Tensor x = Tensor::empty(DType::F64, {7, 3});
+  size_of(x, x);
+  CHECK(x.dtype() == DType::I64);
+  CHECK(values_of<I64>(x) == VI{21});
+}
+
 TEST_CASE("cast between dtypes", "[unit][shape_ops]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
