@@ -36,14 +36,15 @@ enum class Family {
 // The rule family of each op (a flat table: every op of op_kinds.def is listed).
 Family family_of(OpKind op) {
   switch (op) {
-    case OpKind::Neg: case OpKind::Abs: case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Tanh:
-    case OpKind::Sigmoid: case OpKind::Relu: case OpKind::Gelu: case OpKind::Erf: case OpKind::Clip:
-    case OpKind::Sign: case OpKind::Reciprocal: case OpKind::Floor: case OpKind::Ceil: case OpKind::Round:
-    case OpKind::Softplus: case OpKind::LeakyRelu: case OpKind::HardSigmoid: case OpKind::Not:
-    case OpKind::Dropout: case OpKind::Cast: case OpKind::Identity: return Family::Unary;
+#define CANARY_UNARY_OP(o, ...) case OpKind::o:
+#include "runtime/core/unary_ops.def"
+#undef CANARY_UNARY_OP
+    case OpKind::Gelu: case OpKind::Clip: case OpKind::Not: case OpKind::Dropout: case OpKind::Cast:
+    case OpKind::Identity: case OpKind::IsNaN: case OpKind::IsInf: return Family::Unary;
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Max:
     case OpKind::Min: case OpKind::Equal: case OpKind::Less: case OpKind::Greater: case OpKind::Where:
-    case OpKind::And: case OpKind::Or: case OpKind::Mod: return Family::Broadcast;
+    case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Mod: case OpKind::PRelu: case OpKind::Sum:
+    case OpKind::Mean: return Family::Broadcast;
     case OpKind::Conv: case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::GlobalAveragePool:
     case OpKind::BatchNormalization: return Family::PerSample;
     case OpKind::LayerNormalization: return Family::LayerNorm;

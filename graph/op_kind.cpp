@@ -28,4 +28,14 @@ std::optional<OpKind> find_op(std::string_view name) {
   return std::nullopt;
 }
 
+bool is_unary_elementwise(OpKind op) {
+  switch (op) {
+#define CANARY_UNARY_OP(o, ...) case OpKind::o:
+#include "runtime/core/unary_ops.def"
+#undef CANARY_UNARY_OP
+      return true;
+    default: return false;
+  }
+}
+
 }  // namespace canary::graph

@@ -23,5 +23,7 @@ inline constexpr int kOpKindCount = 0
 std::string_view op_name(OpKind op);
 // Exact, case-sensitive lookup of an op name; nullopt when unknown.
 std::optional<OpKind> find_op(std::string_view name);
+// True for the rows of runtime/core/unary_ops.def: y[i] = f(x[i]), shaped like x.
+bool is_unary_elementwise(OpKind op);
 
 }  // namespace canary::graph

@@ -32,9 +32,26 @@ AttrSpec channels_last() { return internal("channels_last", AttrType::Int, std::
 
 using I = std::int64_t;
 
+// The float attributes of a unary_ops.def row ("" names an unused slot).
+Attrs unary_attrs(std::string_view attr0, double default0, std::string_view attr1, double default1) {
+  Attrs attrs;
+  if (!attr0.empty()) attrs.push_back(opt(attr0, AttrType::Float, default0));
+  if (!attr1.empty()) attrs.push_back(opt(attr1, AttrType::Float, default1));
+  return attrs;
+}
+
+// Domains of unary_ops.def rows, named as the table names them.
+namespace unary_domain {
+enum Domain { Numeric, Float };
+}
+
 // The attributes of an op.
 Attrs attrs_of(OpKind op) {
   switch (op) {
+#define CANARY_UNARY_OP(o, domain, attr0, default0, attr1, default1) \
+  case OpKind::o: return unary_attrs(attr0, default0, attr1, default1);
+#include "runtime/core/unary_ops.def"
+#undef CANARY_UNARY_OP
     case OpKind::Gelu: return {opt("approximate", AttrType::String, std::string("none"))};
     case OpKind::Gemm:
       return {opt("alpha", AttrType::Float, 1.0), opt("beta", AttrType::Float, 1.0),
@@ -104,9 +121,8 @@ Attrs attrs_of(OpKind op) {
               absent("clip", AttrType::Float),
               opt("linear_before_reset", AttrType::Int, I{0}),
               absent("activations", AttrType::String)};
-    case OpKind::LeakyRelu: return {opt("alpha", AttrType::Float, 0.01)};
-    case OpKind::HardSigmoid: return {opt("alpha", AttrType::Float, 0.2), opt("beta", AttrType::Float, 0.5)};
     case OpKind::Mod: return {opt("fmod", AttrType::Int, I{0})};
+    case OpKind::IsInf: return {opt("detect_negative", AttrType::Int, I{1}), opt("detect_positive", AttrType::Int, I{1})};
     case OpKind::Dropout: return {absent("seed", AttrType::Int)};
     case OpKind::ConstantOfShape: return {absent("value", AttrType::Tensor)};
     case OpKind::Pad: return {opt("mode", AttrType::String, std::string("constant"))};
@@ -134,33 +150,26 @@ InferFn infer_of(OpKind op) {
     case OpKind::Div: return infer_arithmetic;
     case OpKind::Pow: return infer_pow;
     case OpKind::Max:
-    case OpKind::Min: return infer_variadic;
+    case OpKind::Min:
+    case OpKind::Sum: return infer_variadic;
+    case OpKind::Mean: return infer_mean;
+    case OpKind::PRelu: return infer_prelu;
     case OpKind::Equal:
     case OpKind::Less:
     case OpKind::Greater: return infer_comparison;
     case OpKind::Where: return infer_where;
-    case OpKind::Neg:
-    case OpKind::Abs:
-    case OpKind::Relu: return infer_unary_numeric;
-    case OpKind::Exp:
-    case OpKind::Log:
-    case OpKind::Sqrt:
-    case OpKind::Tanh:
-    case OpKind::Sigmoid:
-    case OpKind::Erf: return infer_unary_float;
+#define CANARY_UNARY_OP(o, domain, ...) \
+  case OpKind::o: return unary_domain::domain == unary_domain::Numeric ? infer_unary_numeric : infer_unary_float;
+#include "runtime/core/unary_ops.def"
+#undef CANARY_UNARY_OP
     case OpKind::Gelu: return infer_gelu;
     case OpKind::Clip: return infer_clip;
-    case OpKind::Sign: return infer_unary_numeric;
-    case OpKind::Reciprocal:
-    case OpKind::Floor:
-    case OpKind::Ceil:
-    case OpKind::Round:
-    case OpKind::Softplus:
-    case OpKind::LeakyRelu:
-    case OpKind::HardSigmoid: return infer_unary_float;
     case OpKind::Not: return infer_not;
     case OpKind::And:
-    case OpKind::Or: return infer_logical;
+    case OpKind::Or:
+    case OpKind::Xor: return infer_logical;
+    case OpKind::IsNaN:
+    case OpKind::IsInf: return infer_float_test;
     case OpKind::Mod: return infer_mod;
     case OpKind::Dropout: return infer_dropout;
     case OpKind::MatMul: return infer_matmul;

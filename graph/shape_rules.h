@@ -34,7 +34,10 @@ DimVector channels_last_of(const DimVector& channels_first);
 // shape_rules_elementwise.cpp
 void infer_arithmetic(InferContext& ctx);   // Add Sub Mul Div
 void infer_pow(InferContext& ctx);          // Pow
-void infer_variadic(InferContext& ctx);     // Max Min
+void infer_variadic(InferContext& ctx);     // Max Min Sum
+void infer_float_test(InferContext& ctx);   // IsNaN IsInf: a float in, bool of its shape out
+void infer_mean(InferContext& ctx);         // Mean: variadic, floats only
+void infer_prelu(InferContext& ctx);        // PRelu: x and its slope, same dtype, broadcast
 void infer_comparison(InferContext& ctx);   // Equal Less Greater
 void infer_where(InferContext& ctx);        // Where
 void infer_unary_float(InferContext& ctx);  // Exp Log Sqrt Tanh Sigmoid Erf

@@ -85,6 +85,25 @@ void infer_variadic(InferContext& ctx) {
   ctx.set_output(0, ValueType{ctx.input_type(0).dtype, broadcast_inputs(ctx)});
 }
 
+// IsNaN, IsInf: a floating input, a bool of its shape.
+void infer_float_test(InferContext& ctx) {
+  ctx.expect_dtype(0, kFloating);
+  ctx.set_output(0, ValueType{DType::Bool, ctx.input_type(0).shape});
+}
+
+// Mean: as Max, Min and Sum, for floating dtypes only.
+void infer_mean(InferContext& ctx) {
+  ctx.expect_dtype(0, kFloating);
+  infer_variadic(ctx);
+}
+
+// PRelu: x and its slope share a numeric dtype and broadcast.
+void infer_prelu(InferContext& ctx) {
+  ctx.expect_dtype(0, kNumeric);
+  expect_same_dtype(ctx, 1);
+  ctx.set_output(0, ValueType{ctx.input_type(0).dtype, broadcast_inputs(ctx)});
+}
+
 // Equal Less Greater: same dtype on both sides, a bool result.
 void infer_comparison(InferContext& ctx) {
   if (ctx.node().op == OpKind::Equal) ctx.expect_dtype(0, {DType::F32, DType::F64, DType::I64, DType::I32, DType::Bool});

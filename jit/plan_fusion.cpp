@@ -19,7 +19,9 @@ namespace {
 namespace k = canary::kernels;
 using Info = vm::ElementwiseInfo;
 
-std::optional<EwOp> unary_op(k::UnaryOp op, float& imm0) {
+// The fused op of a unary op, with its attributes as immediates; nullopt
+// for the ops the backends do not lower (they run as kernel calls).
+std::optional<EwOp> unary_op(k::UnaryOp op, const k::UnaryParams& params, float& imm0, float& imm1) {
   switch (op) {
     case k::UnaryOp::Neg: return EwOp::Neg;
     case k::UnaryOp::Abs: return EwOp::Abs;
@@ -32,8 +34,18 @@ std::optional<EwOp> unary_op(k::UnaryOp op, float& imm0) {
     case k::UnaryOp::Erf: return EwOp::Erf;
     case k::UnaryOp::Gelu: imm0 = 0.0f; return EwOp::Gelu;
     case k::UnaryOp::GeluTanh: imm0 = 1.0f; return EwOp::Gelu;
+    case k::UnaryOp::Reciprocal: return EwOp::Reciprocal;
+    case k::UnaryOp::Floor: return EwOp::Floor;
+    case k::UnaryOp::Ceil: return EwOp::Ceil;
+    case k::UnaryOp::Round: return EwOp::Round;
+    case k::UnaryOp::Softplus: return EwOp::Softplus;
+    case k::UnaryOp::LeakyRelu: imm0 = static_cast<float>(params.alpha); return EwOp::LeakyRelu;
+    case k::UnaryOp::HardSigmoid:
+      imm0 = static_cast<float>(params.alpha);
+      imm1 = static_cast<float>(params.beta);
+      return EwOp::HardSigmoid;
+    default: return std::nullopt;  // Sign, the trigonometric family, Elu, ...
   }
-  return std::nullopt;
 }
 
 std::optional<EwOp> binary_op(k::BinaryOp op) {
@@ -45,17 +57,6 @@ std::optional<EwOp> binary_op(k::BinaryOp op) {
     case k::BinaryOp::Max: return EwOp::Max;
     case k::BinaryOp::Min: return EwOp::Min;
     default: return std::nullopt;  // Pow and comparisons
-  }
-}
-
-std::optional<EwOp> math_op(k::MathOp op) {
-  switch (op) {
-    case k::MathOp::Reciprocal: return EwOp::Reciprocal;
-    case k::MathOp::Floor: return EwOp::Floor;
-    case k::MathOp::Ceil: return EwOp::Ceil;
-    case k::MathOp::Round: return EwOp::Round;
-    case k::MathOp::Softplus: return EwOp::Softplus;
-    default: return std::nullopt;  // Sign
   }
 }
 
@@ -95,7 +96,7 @@ std::optional<FusibleOp> fusible_op(const vm::Program& program, const TraceOp& o
   FusibleOp f;
   switch (info->family) {
     case Info::Family::Unary: {
-      auto e = unary_op(info->unary, f.imm0);
+      auto e = unary_op(info->unary, info->params, f.imm0, f.imm1);
       if (!e) return std::nullopt;
       f.op = *e;
       break;
@@ -107,21 +108,6 @@ std::optional<FusibleOp> fusible_op(const vm::Program& program, const TraceOp& o
       f.operands = 2;
       break;
     }
-    case Info::Family::Math: {
-      auto e = math_op(info->math);
-      if (!e) return std::nullopt;
-      f.op = *e;
-      break;
-    }
-    case Info::Family::LeakyRelu:
-      f.op = EwOp::LeakyRelu;
-      f.imm0 = static_cast<float>(info->alpha);
-      break;
-    case Info::Family::HardSigmoid:
-      f.op = EwOp::HardSigmoid;
-      f.imm0 = static_cast<float>(info->alpha);
-      f.imm1 = static_cast<float>(info->beta);
-      break;
     case Info::Family::Clip:
       f.op = EwOp::Clip;
       // Absent bounds are the float range, as in the reference kernel (so

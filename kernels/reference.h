@@ -17,15 +17,36 @@
 
 namespace canary::kernels {
 
-enum class UnaryOp { Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Erf };
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater };
+// The unary elementwise ops: the rows of runtime/core/unary_ops.def, then
+// Gelu's two forms (its `approximate` attribute picks one).
+enum class UnaryOp {
+#define CANARY_UNARY_OP(op, ...) op,
+#include "runtime/core/unary_ops.def"
+#undef CANARY_UNARY_OP
+  Gelu,
+  GeluTanh,
+};
+// PRelu: a < 0 ? b * a : a (b is the slope).
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater, PRelu };
 enum class ReduceOp { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
 
-// y = op(x); float dtypes (Neg/Abs/Relu also integers).
-void unary(UnaryOp op, const Tensor& x, Tensor& y);
+// An op's float attributes in the table's order: LeakyRelu's alpha,
+// HardSigmoid's alpha and beta, Selu's alpha and gamma, Shrink's bias and
+// lambd, ... (unary_ops.def has the defaults).
+struct UnaryParams {
+  double alpha = 0.0, beta = 0.0;
+};
+// y = op(x), shaped and typed like x (y may be x); f32 and f64, and every
+// numeric dtype for the table's Numeric rows (formulas: reference/unary_formulas.h).
+void unary(UnaryOp op, const Tensor& x, Tensor& y, const UnaryParams& p = {});
+// The ONNX name of an op ("Sin"; Gelu's tanh form is "Gelu(tanh)").
+const char* unary_op_name(UnaryOp op);
 // y = op(a, b) with NumPy broadcasting; a and b share a dtype; comparisons give bool.
 // Integer Div truncates toward zero like ONNX; Pow needs a float base.
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& y);
+// y = a0 + a1 + ... (mean: divided by the count) with NumPy broadcasting;
+// every input shares a numeric dtype (mean: floats only). ONNX Sum and Mean.
+void sum_of(std::span<const Tensor* const> inputs, bool mean, Tensor& y);
 // y = cond ? a : b, three-way broadcasting.
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& y);
 // y = min(max(x, lo), hi); lo/hi are optional scalars (nullptr: unbounded).
@@ -152,16 +173,11 @@ std::vector<std::int64_t> read_int_values(const Tensor& t, const char* what);
 
 // --- Ops that ONNX exporters emit for MLPs and conv nets ---------------------
 // reference/elementwise_extra.cpp
-enum class MathOp { Sign, Reciprocal, Floor, Ceil, Round, Softplus };
-// y = op(x); Round is half to even; Sign also takes integers, the rest floats only.
-void math_unary(MathOp op, const Tensor& x, Tensor& y);
-// y = x < 0 ? alpha * x : x (floats).
-void leaky_relu(double alpha, const Tensor& x, Tensor& y);
-// y = max(0, min(1, alpha * x + beta)) (floats).
-void hard_sigmoid(double alpha, double beta, const Tensor& x, Tensor& y);
-enum class LogicalOp { And, Or };
+enum class LogicalOp { And, Or, Xor };
 // y = !x on bool tensors.
 void logical_not(const Tensor& x, Tensor& y);
+// y = isnan(x) (nan), else y = isinf(x) for the signs asked for (IsNaN, IsInf); floats in, bool out.
+void float_test(bool nan, bool negative_inf, bool positive_inf, const Tensor& x, Tensor& y);
 // y = a op b on bool tensors with NumPy broadcasting.
 void logical(LogicalOp op, const Tensor& a, const Tensor& b, Tensor& y);
 // ONNX Mod with broadcasting. fmod: C fmod (sign of the dividend); else the

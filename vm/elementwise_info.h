@@ -13,12 +13,11 @@
 namespace canary::vm {
 
 struct ElementwiseInfo {
-  enum class Family { Unary, Binary, Math, LeakyRelu, HardSigmoid, Clip, Identity };
+  enum class Family { Unary, Binary, Clip, Identity };
   Family family = Family::Unary;
-  kernels::UnaryOp unary = kernels::UnaryOp::Neg;
+  kernels::UnaryOp unary = kernels::UnaryOp::Neg;  // Unary
+  kernels::UnaryParams params;                      // Unary: the op's attributes (LeakyRelu's alpha, ...)
   kernels::BinaryOp binary = kernels::BinaryOp::Add;
-  kernels::MathOp math = kernels::MathOp::Sign;
-  double alpha = 0.0, beta = 0.0;  // LeakyRelu alpha; HardSigmoid alpha, beta
 };
 
 // The elementwise meaning of a Kernel instruction, or nullopt for any other

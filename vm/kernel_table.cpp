@@ -78,7 +78,10 @@ const P& as(const InstrParams& p) {
 }
 
 struct NoParams : InstrParams {};
-struct UnaryP : InstrParams { k::UnaryOp op; };
+struct UnaryP : InstrParams {
+  k::UnaryOp op;
+  k::UnaryParams p;
+};
 struct BinaryP : InstrParams { k::BinaryOp op; };
 struct GemmP : InstrParams { k::GemmParams p; };
 struct ConvP : InstrParams {
@@ -106,9 +109,11 @@ struct LstmP : InstrParams {
 struct PoolP : InstrParams { k::PoolParams p; };
 struct BatchNormP : InstrParams { k::BatchNormParams p; };
 struct GruP : InstrParams { k::GruParams p; };
-struct MathP : InstrParams { k::MathOp op; };
-struct AlphaBetaP : InstrParams { double alpha = 0.0, beta = 0.0; };
 struct LogicalP : InstrParams { k::LogicalOp op; };
+struct FloatTestP : InstrParams {
+  bool nan = true;  // IsNaN; else IsInf with the signs below
+  bool negative = true, positive = true;
+};
 struct ModP : InstrParams { bool fmod = false; };
 struct PadP : InstrParams { k::PadMode mode = k::PadMode::Constant; };
 struct FillP : InstrParams { Tensor value; };
@@ -117,7 +122,24 @@ struct TriluP : InstrParams { bool upper = true; };
 
 // --- adapters -------------------------------------------------------------
 
-void run_unary(const InstrParams& p, const KernelCall& c) { k::unary(as<UnaryP>(p).op, c.input(0), c.output(0)); }
+// The call's inputs, for the variadic kernels.
+std::vector<const Tensor*> all_inputs(const KernelCall& c) {
+  std::vector<const Tensor*> in;
+  for (int i = 0; i < c.num_inputs; ++i) in.push_back(&c.input(i));
+  return in;
+}
+
+void run_float_test(const InstrParams& p, const KernelCall& c) {
+  const FloatTestP& t = as<FloatTestP>(p);
+  k::float_test(t.nan, t.negative, t.positive, c.input(0), c.output(0));
+}
+
+void run_sum(const InstrParams&, const KernelCall& c) { k::sum_of(all_inputs(c), false, c.output(0)); }
+void run_mean(const InstrParams&, const KernelCall& c) { k::sum_of(all_inputs(c), true, c.output(0)); }
+
+void run_unary(const InstrParams& p, const KernelCall& c) {
+  k::unary(as<UnaryP>(p).op, c.input(0), c.output(0), as<UnaryP>(p).p);
+}
 
 void run_binary(const InstrParams& p, const KernelCall& c) {
   k::binary(as<BinaryP>(p).op, c.input(0), c.input(1), c.output(0));
@@ -288,15 +310,6 @@ void run_lstm_onednn(const InstrParams& p, const KernelCall& c) {
     run_lstm(p, c);
 }
 
-void run_math(const InstrParams& p, const KernelCall& c) { k::math_unary(as<MathP>(p).op, c.input(0), c.output(0)); }
-
-void run_leaky_relu(const InstrParams& p, const KernelCall& c) {
-  k::leaky_relu(as<AlphaBetaP>(p).alpha, c.input(0), c.output(0));
-}
-
-void run_hard_sigmoid(const InstrParams& p, const KernelCall& c) {
-  k::hard_sigmoid(as<AlphaBetaP>(p).alpha, as<AlphaBetaP>(p).beta, c.input(0), c.output(0));
-}
 
 void run_not(const InstrParams&, const KernelCall& c) { k::logical_not(c.input(0), c.output(0)); }
 
@@ -378,10 +391,20 @@ KernelBinding make(KernelFn fn, std::unique_ptr<P> p) {
   return KernelBinding{fn, std::move(p)};
 }
 
-KernelBinding unary(k::UnaryOp op) {
+KernelBinding unary(k::UnaryOp op, k::UnaryParams params = {}) {
   auto p = std::make_unique<UnaryP>();
   p->op = op;
+  p->p = params;
   return make(run_unary, std::move(p));
+}
+
+// A row of runtime/core/unary_ops.def: its UnaryOp, with the attributes the
+// table names read into UnaryParams ("" names an unused slot).
+KernelBinding bind_table_unary(const AttrReader& a, k::UnaryOp op, const char* attr0, const char* attr1) {
+  k::UnaryParams params;
+  if (*attr0 != '\0') params.alpha = a.get_float(attr0);
+  if (*attr1 != '\0') params.beta = a.get_float(attr1);
+  return unary(op, params);
 }
 
 KernelBinding binary(k::BinaryOp op) {
@@ -526,25 +549,10 @@ KernelBinding bind_lstm(const AttrReader& a, const CompileOptions& opts) {
   return make(opts.promote_f32_to_f64 ? run_lstm : run_lstm_onednn, std::move(p));
 }
 
-KernelBinding math(k::MathOp op) {
-  auto p = std::make_unique<MathP>();
-  p->op = op;
-  return make(run_math, std::move(p));
-}
-
 KernelBinding logical(k::LogicalOp op) {
   auto p = std::make_unique<LogicalP>();
   p->op = op;
   return make(run_logical, std::move(p));
-}
-
-// LeakyRelu's alpha; HardSigmoid's alpha and beta.
-KernelBinding bind_alpha_beta(const AttrReader& a, OpKind op) {
-  auto p = std::make_unique<AlphaBetaP>();
-  p->alpha = a.get_float("alpha");
-  if (op == OpKind::LeakyRelu) return make(run_leaky_relu, std::move(p));
-  p->beta = a.get_float("beta");
-  return make(run_hard_sigmoid, std::move(p));
 }
 
 KernelBinding bind_mod(const AttrReader& a) {
@@ -655,28 +663,27 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     case OpKind::Less: return binary(k::BinaryOp::Less);
     case OpKind::Greater: return binary(k::BinaryOp::Greater);
     case OpKind::Where: return plain(run_where);
-    case OpKind::Neg: return unary(k::UnaryOp::Neg);
-    case OpKind::Abs: return unary(k::UnaryOp::Abs);
-    case OpKind::Exp: return unary(k::UnaryOp::Exp);
-    case OpKind::Log: return unary(k::UnaryOp::Log);
-    case OpKind::Sqrt: return unary(k::UnaryOp::Sqrt);
-    case OpKind::Tanh: return unary(k::UnaryOp::Tanh);
-    case OpKind::Sigmoid: return unary(k::UnaryOp::Sigmoid);
-    case OpKind::Relu: return unary(k::UnaryOp::Relu);
+    case OpKind::PRelu: return binary(k::BinaryOp::PRelu);
+    case OpKind::Sum: return n.inputs.size() == 1 ? plain(run_identity) : plain(run_sum);
+    case OpKind::Mean: return n.inputs.size() == 1 ? plain(run_identity) : plain(run_mean);
+#define CANARY_UNARY_OP(o, domain, attr0, default0, attr1, default1) \
+  case OpKind::o: return bind_table_unary(a, k::UnaryOp::o, attr0, attr1);
+#include "runtime/core/unary_ops.def"
+#undef CANARY_UNARY_OP
     case OpKind::Gelu: return bind_gelu(a);
-    case OpKind::Erf: return unary(k::UnaryOp::Erf);
     case OpKind::Clip: return bind_clip(a, opts);
-    case OpKind::Sign: return math(k::MathOp::Sign);
-    case OpKind::Reciprocal: return math(k::MathOp::Reciprocal);
-    case OpKind::Floor: return math(k::MathOp::Floor);
-    case OpKind::Ceil: return math(k::MathOp::Ceil);
-    case OpKind::Round: return math(k::MathOp::Round);
-    case OpKind::Softplus: return math(k::MathOp::Softplus);
-    case OpKind::LeakyRelu:
-    case OpKind::HardSigmoid: return bind_alpha_beta(a, n.op);
     case OpKind::Not: return plain(run_not);
     case OpKind::And: return logical(k::LogicalOp::And);
     case OpKind::Or: return logical(k::LogicalOp::Or);
+    case OpKind::Xor: return logical(k::LogicalOp::Xor);
+    case OpKind::IsNaN: return make(run_float_test, std::make_unique<FloatTestP>());
+    case OpKind::IsInf: {
+      auto p = std::make_unique<FloatTestP>();
+      p->nan = false;
+      p->negative = a.get_int("detect_negative") != 0;
+      p->positive = a.get_int("detect_positive") != 0;
+      return make(run_float_test, std::move(p));
+    }
     case OpKind::Mod: return bind_mod(a);
     case OpKind::Dropout: return plain(run_dropout);
     case OpKind::MatMul: return plain(opts.promote_f32_to_f64 ? run_matmul : run_matmul_onednn);
@@ -787,16 +794,10 @@ std::optional<ElementwiseInfo> elementwise_info(const Instruction& in) {
   if (in.fn == run_unary) {
     info.family = F::Unary;
     info.unary = as<UnaryP>(*in.params).op;
+    info.params = as<UnaryP>(*in.params).p;
   } else if (in.fn == run_binary) {
     info.family = F::Binary;
     info.binary = as<BinaryP>(*in.params).op;
-  } else if (in.fn == run_math) {
-    info.family = F::Math;
-    info.math = as<MathP>(*in.params).op;
-  } else if (in.fn == run_leaky_relu || in.fn == run_hard_sigmoid) {
-    info.family = in.fn == run_leaky_relu ? F::LeakyRelu : F::HardSigmoid;
-    info.alpha = as<AlphaBetaP>(*in.params).alpha;
-    info.beta = as<AlphaBetaP>(*in.params).beta;
   } else if (in.fn == run_clip) {
     info.family = F::Clip;
   } else if (in.fn == run_identity) {

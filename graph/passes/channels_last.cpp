@@ -55,16 +55,8 @@ ValueType permuted(const ValueType& t, const std::vector<std::int64_t>& perm) {
   return out;
 }
 
-bool is_unary_elementwise(OpKind op) {
-  switch (op) {
-    case OpKind::Relu: case OpKind::Clip: case OpKind::LeakyRelu: case OpKind::HardSigmoid:
-    case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Abs: case OpKind::Neg: case OpKind::Exp:
-    case OpKind::Erf: case OpKind::Gelu: case OpKind::Softplus: case OpKind::Sqrt: case OpKind::Log:
-    case OpKind::Reciprocal: case OpKind::Floor: case OpKind::Ceil: case OpKind::Round: case OpKind::Sign:
-      return true;
-    default: return false;
-  }
-}
+// One value in, one value out, element by element: any layout will do.
+bool is_layout_free_unary(OpKind op) { return is_unary_elementwise(op) || op == OpKind::Clip || op == OpKind::Gelu; }
 
 bool is_spatial_reduce(OpKind op) {
   return op == OpKind::ReduceMean || op == OpKind::ReduceSum || op == OpKind::ReduceMax;
@@ -72,7 +64,7 @@ bool is_spatial_reduce(OpKind op) {
 
 bool is_binary_elementwise(OpKind op) {
   return op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul || op == OpKind::Div || op == OpKind::Max ||
-         op == OpKind::Min;
+         op == OpKind::Min || op == OpKind::PRelu;
 }
 
 class ChannelsLast {
@@ -104,7 +96,7 @@ class ChannelsLast {
     if (is_spatial_reduce(node.op)) return convert_spatial_reduce(node);
     if (node.op == OpKind::Gather) return convert_gather(node);
     if (!is_f32_spatial(out) && node.op != OpKind::GlobalAveragePool) return false;
-    if (is_unary_elementwise(node.op)) return convert_unary(node);
+    if (is_layout_free_unary(node.op)) return convert_unary(node);
     if (is_binary_elementwise(node.op) && node.inputs.size() == 2) return convert_binary(node);
     if (node.op == OpKind::MaxPool || node.op == OpKind::AveragePool) return convert_pool(node);
     if (node.op == OpKind::GlobalAveragePool) return convert_global_pool(node);

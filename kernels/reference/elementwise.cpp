@@ -14,30 +14,13 @@
 #include "kernels/reference/element_dispatch.h"
 #include "kernels/scalar_math.h"
 #include "kernels/reference/simd_loops.h"
+#include "kernels/reference/unary_formulas.h"
 
 namespace canary::kernels {
 namespace {
 
 using detail::broadcast_strides;
 using detail::for_each_strided;
-
-// ONNX name of a unary op, for error messages.
-const char* unary_name(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: return "Neg";
-    case UnaryOp::Abs: return "Abs";
-    case UnaryOp::Exp: return "Exp";
-    case UnaryOp::Log: return "Log";
-    case UnaryOp::Sqrt: return "Sqrt";
-    case UnaryOp::Tanh: return "Tanh";
-    case UnaryOp::Sigmoid: return "Sigmoid";
-    case UnaryOp::Relu: return "Relu";
-    case UnaryOp::Gelu: return "Gelu";
-    case UnaryOp::GeluTanh: return "Gelu(tanh)";
-    case UnaryOp::Erf: return "Erf";
-  }
-  return "?";
-}
 
 // ONNX name of a binary op, for error messages.
 const char* binary_name(BinaryOp op) {
@@ -52,6 +35,7 @@ const char* binary_name(BinaryOp op) {
     case BinaryOp::Equal: return "Equal";
     case BinaryOp::Less: return "Less";
     case BinaryOp::Greater: return "Greater";
+    case BinaryOp::PRelu: return "PRelu";
   }
   return "?";
 }
@@ -105,14 +89,6 @@ T min_of(T a, T b) {
   return b < a ? b : a;
 }
 
-// Logistic function without overflow for large |x|.
-template <typename T>
-T sigmoid(T x) {
-  if (x >= 0) return T{1} / (T{1} + std::exp(-x));
-  const T e = std::exp(x);
-  return e / (T{1} + e);
-}
-
 // y[i] = f(x[i]) with y shaped like x.
 template <typename T, typename F>
 void map_unary(const Tensor& x, Tensor& y, F f) {
@@ -122,37 +98,25 @@ void map_unary(const Tensor& x, Tensor& y, F f) {
   detail::map_elements(px, py, x.numel(), f);
 }
 
-// Unary ops defined for every numeric type.
-template <typename T>
-bool unary_integral(UnaryOp op, const Tensor& x, Tensor& y) {
-  switch (op) {
-    case UnaryOp::Neg:
-      if constexpr (std::is_integral_v<T>) map_unary<T>(x, y, [](T v) { return wrapping<T>(T{0}, v, BinaryOp::Sub); });
-      else map_unary<T>(x, y, [](T v) { return -v; });
-      return true;
-    case UnaryOp::Abs:
-      if constexpr (std::is_integral_v<T>) map_unary<T>(x, y, [](T v) { return v < 0 ? wrapping<T>(T{0}, v, BinaryOp::Sub) : v; });
-      else map_unary<T>(x, y, [](T v) { return std::abs(v); });
-      return true;
-    case UnaryOp::Relu: map_unary<T>(x, y, [](T v) { return v < 0 ? T{0} : v; }); return true;
-    default: return false;
-  }
+// Domains of unary_ops.def rows, named as the table names them.
+namespace unary_domain {
+enum Domain { Numeric, Float };
 }
 
-// Unary ops defined for floating types only.
-template <typename T>
-void unary_float(UnaryOp op, const Tensor& x, Tensor& y) {
-  switch (op) {
-    case UnaryOp::Exp: map_unary<T>(x, y, [](T v) { return std::exp(v); }); return;
-    case UnaryOp::Log: map_unary<T>(x, y, [](T v) { return std::log(v); }); return;
-    case UnaryOp::Sqrt: map_unary<T>(x, y, [](T v) { return std::sqrt(v); }); return;
-    case UnaryOp::Tanh: map_unary<T>(x, y, [](T v) { return std::tanh(v); }); return;
-    case UnaryOp::Sigmoid: map_unary<T>(x, y, [](T v) { return sigmoid(v); }); return;
-    case UnaryOp::Gelu: map_unary<T>(x, y, [](T v) { return gelu_erf(v); }); return;
-    case UnaryOp::GeluTanh: map_unary<T>(x, y, [](T v) { return gelu_tanh(v); }); return;
-    case UnaryOp::Erf: map_unary<T>(x, y, [](T v) { return std::erf(v); }); return;
-    default: return;
-  }
+// y = op(x) for one op of the table; integer dtypes only for Numeric rows.
+template <UnaryOp op, bool numeric>
+void run_unary(const Tensor& x_in, Tensor& y, const UnaryParams& p) {
+  const char* name = unary_op_name(op);
+  const Tensor x = x_in;  // shares x's buffer, so y's reset() allocates when y is x
+  detail::dispatch_numeric(x.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!numeric && !std::is_floating_point_v<T>) {
+      detail::throw_unsupported_dtype(name, x.dtype());
+    } else {
+      const T alpha = static_cast<T>(p.alpha), beta = static_cast<T>(p.beta);
+      map_unary<T>(x, y, [alpha, beta](T v) { return unary_value<op>(v, alpha, beta); });
+    }
+  });
 }
 
 // y = f(a, b) with broadcasting; fast paths for equal shapes and a scalar side.
@@ -197,6 +161,9 @@ void binary_arith(BinaryOp op, const char* name, const Tensor& a, const Tensor& 
       else return map_binary<T, T>(name, a, b, y, [](T u, T v) { return std::pow(u, v); });
     case BinaryOp::Max: return map_binary<T, T>(name, a, b, y, [](T u, T v) { return max_of(u, v); });
     case BinaryOp::Min: return map_binary<T, T>(name, a, b, y, [](T u, T v) { return min_of(u, v); });
+    case BinaryOp::PRelu:
+      if constexpr (integral) return map_binary<T, T>(name, a, b, y, [](T u, T v) { return u < 0 ? wrapping<T>(u, v, BinaryOp::Mul) : u; });
+      else return map_binary<T, T>(name, a, b, y, [](T u, T v) { return u < 0 ? u * v : u; });
     case BinaryOp::Equal: return map_binary<T, bool>(name, a, b, y, [](T u, T v) { return u == v; });
     case BinaryOp::Less: return map_binary<T, bool>(name, a, b, y, [](T u, T v) { return u < v; });
     case BinaryOp::Greater: return map_binary<T, bool>(name, a, b, y, [](T u, T v) { return u > v; });
@@ -219,14 +186,27 @@ Shape broadcast_shapes(std::span<const std::int64_t> a, std::span<const std::int
   return broadcast_two("broadcast", a, b);
 }
 
-void unary(UnaryOp op, const Tensor& x, Tensor& y) {
-  const char* name = unary_name(op);
-  detail::dispatch_numeric(x.dtype(), name, [&](auto tag) {
-    using T = decltype(tag);
-    if (unary_integral<T>(op, x, y)) return;
-    if constexpr (std::is_floating_point_v<T>) unary_float<T>(op, x, y);
-    else detail::throw_unsupported_dtype(name, x.dtype());
-  });
+const char* unary_op_name(UnaryOp op) {
+  switch (op) {
+#define CANARY_UNARY_OP(o, ...) \
+  case UnaryOp::o: return #o;
+#include "runtime/core/unary_ops.def"
+#undef CANARY_UNARY_OP
+    case UnaryOp::Gelu: return "Gelu";
+    case UnaryOp::GeluTanh: return "Gelu(tanh)";
+  }
+  return "?";
+}
+
+void unary(UnaryOp op, const Tensor& x, Tensor& y, const UnaryParams& p) {
+  switch (op) {
+#define CANARY_UNARY_OP(o, domain, ...) \
+  case UnaryOp::o: return run_unary<UnaryOp::o, unary_domain::domain == unary_domain::Numeric>(x, y, p);
+#include "runtime/core/unary_ops.def"
+#undef CANARY_UNARY_OP
+    case UnaryOp::Gelu: return run_unary<UnaryOp::Gelu, false>(x, y, p);
+    case UnaryOp::GeluTanh: return run_unary<UnaryOp::GeluTanh, false>(x, y, p);
+  }
 }
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& y) {
@@ -245,6 +225,32 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& y) {
     return map_binary<bool, bool>(name, a, b, y, [](bool u, bool v) { return u == v; });
   }
   detail::dispatch_numeric(a.dtype(), name, [&](auto tag) { binary_arith<decltype(tag)>(op, name, a, b, y); });
+}
+
+void sum_of(std::span<const Tensor* const> inputs, bool mean, Tensor& y) {
+  const char* name = mean ? "Mean" : "Sum";
+  if (inputs.empty()) throw Error(ErrorKind::Input, std::string(name) + ": needs at least one input");
+  Tensor acc = *inputs[0];
+  if (mean) detail::dispatch_float(acc.dtype(), name, [](auto) {});
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    if (inputs[i]->dtype() != acc.dtype())
+      throw Error(ErrorKind::Input, std::string(name) + ": input " + std::to_string(i) + " has dtype " +
+                                        inputs[i]->type_string() + ", input 0 " + inputs[0]->type_string());
+    Tensor next;
+    binary(BinaryOp::Add, acc, *inputs[i], next);
+    acc = std::move(next);
+  }
+  if (!mean) {
+    identity(acc, y);
+    return;
+  }
+  detail::dispatch_float(acc.dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    const Tensor count = Tensor::scalar<T>(static_cast<T>(inputs.size()));
+    Tensor out;
+    binary(BinaryOp::Div, acc, count, out);
+    y = std::move(out);
+  });
 }
 
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& y) {

@@ -1,6 +1,6 @@
 // Reference kernels of the elementwise ops exporters emit beyond the core
-// set: Sign, Reciprocal, Floor, Ceil, Round, Softplus, LeakyRelu, HardSigmoid,
-// Not, And, Or, Mod, and inference-mode Dropout. Templated on the element
+// set: Not, And, Or, Mod, and inference-mode Dropout (the unary ops are all
+// in elementwise.cpp). Templated on the element
 // type, so the fp64 reference mode runs them in double.
 #include <array>
 #include <cmath>
@@ -16,19 +16,6 @@
 
 namespace canary::kernels {
 namespace {
-
-// ONNX name of a math op, for error messages.
-const char* math_name(MathOp op) {
-  switch (op) {
-    case MathOp::Sign: return "Sign";
-    case MathOp::Reciprocal: return "Reciprocal";
-    case MathOp::Floor: return "Floor";
-    case MathOp::Ceil: return "Ceil";
-    case MathOp::Round: return "Round";
-    case MathOp::Softplus: return "Softplus";
-  }
-  return "?";
-}
 
 // y[i] = f(x[i]); reads x before writing y, so y may be x.
 template <typename T, typename F>
@@ -63,34 +50,6 @@ void map_broadcast(const char* name, const Tensor& a_in, const Tensor& b_in, Ten
   detail::map_broadcast_rows(out, strides, pa, pb, y.data<R>(), f);
 }
 
-// Softplus without overflow: log(1 + exp(x)).
-template <typename T>
-T softplus(T x) {
-  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-}
-
-// Sign: -1, 0 or 1; NaN stays NaN.
-template <typename T>
-T sign(T v) {
-  if (v > T{0}) return T{1};
-  if (v < T{0}) return T(-1);
-  return v;
-}
-
-// The float math ops.
-template <typename T>
-void math_float(MathOp op, const Tensor& x, Tensor& y) {
-  switch (op) {
-    case MathOp::Reciprocal: return map_values<T>(x, y, [](T v) { return T{1} / v; });
-    case MathOp::Floor: return map_values<T>(x, y, [](T v) { return std::floor(v); });
-    case MathOp::Ceil: return map_values<T>(x, y, [](T v) { return std::ceil(v); });
-    // nearbyint rounds in the default mode, to nearest with ties to even.
-    case MathOp::Round: return map_values<T>(x, y, [](T v) { return std::nearbyint(v); });
-    case MathOp::Softplus: return map_values<T>(x, y, [](T v) { return softplus(v); });
-    case MathOp::Sign: return map_values<T>(x, y, [](T v) { return sign(v); });
-  }
-}
-
 // Integer remainder; fmod keeps the dividend's sign, else the divisor's.
 template <typename T>
 T integer_mod(T a, T b, bool fmod) {
@@ -120,41 +79,30 @@ bool training_mode_of(const Tensor* t) {
 
 }  // namespace
 
-void math_unary(MathOp op, const Tensor& x, Tensor& y) {
-  const char* name = math_name(op);
-  detail::dispatch_numeric(x.dtype(), name, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) math_float<T>(op, x, y);
-    else if (op == MathOp::Sign) map_values<T>(x, y, [](T v) { return sign(v); });
-    else detail::throw_unsupported_dtype(name, x.dtype());
-  });
-}
-
-void leaky_relu(double alpha, const Tensor& x, Tensor& y) {
-  detail::dispatch_float(x.dtype(), "LeakyRelu", [&](auto tag) {
-    using T = decltype(tag);
-    const T a = static_cast<T>(alpha);
-    map_values<T>(x, y, [a](T v) { return v < 0 ? a * v : v; });
-  });
-}
-
-void hard_sigmoid(double alpha, double beta, const Tensor& x, Tensor& y) {
-  detail::dispatch_float(x.dtype(), "HardSigmoid", [&](auto tag) {
-    using T = decltype(tag);
-    const T a = static_cast<T>(alpha), b = static_cast<T>(beta);
-    map_values<T>(x, y, [a, b](T v) { return std::fmax(T{0}, std::fmin(T{1}, a * v + b)); });
-  });
-}
-
 void logical_not(const Tensor& x, Tensor& y) {
   if (x.dtype() != DType::Bool) detail::throw_unsupported_dtype("Not", x.dtype());
   map_values<bool>(x, y, [](bool v) { return !v; });
 }
 
+void float_test(bool nan, bool negative_inf, bool positive_inf, const Tensor& x_in, Tensor& y) {
+  const Tensor x = x_in;  // shared, so y's reset() never overwrites it
+  detail::dispatch_float(x.dtype(), nan ? "IsNaN" : "IsInf", [&](auto tag) {
+    using T = decltype(tag);
+    y.reset(DType::Bool, x.shape());
+    const T* px = x.data<T>();
+    bool* py = y.data<bool>();
+    for (std::int64_t i = 0; i < x.numel(); ++i) {
+      const T v = px[i];
+      py[i] = nan ? std::isnan(v) : std::isinf(v) && (v < 0 ? negative_inf : positive_inf);
+    }
+  });
+}
+
 void logical(LogicalOp op, const Tensor& a, const Tensor& b, Tensor& y) {
-  const char* name = op == LogicalOp::And ? "And" : "Or";
+  const char* name = op == LogicalOp::And ? "And" : (op == LogicalOp::Or ? "Or" : "Xor");
   if (a.dtype() != DType::Bool) detail::throw_unsupported_dtype(name, a.dtype());
-  if (op == LogicalOp::And) map_broadcast<bool, bool>(name, a, b, y, [](bool u, bool v) { return u && v; });
+  if (op == LogicalOp::Xor) map_broadcast<bool, bool>(name, a, b, y, [](bool u, bool v) { return u != v; });
+  else if (op == LogicalOp::And) map_broadcast<bool, bool>(name, a, b, y, [](bool u, bool v) { return u && v; });
   else map_broadcast<bool, bool>(name, a, b, y, [](bool u, bool v) { return u || v; });
 }
 

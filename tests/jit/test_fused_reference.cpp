@@ -329,14 +329,15 @@ TEST_CASE("reference evaluator agrees with the reference kernels op by op", "[un
   for (auto [e, u] : unaries) add(unary_spec(e), [&](Tensor& y) { k::unary(u, x, y); });
   add(unary_spec(EwOp::Gelu, 0.0f), [&](Tensor& y) { k::unary(k::UnaryOp::Gelu, x, y); });
   add(unary_spec(EwOp::Gelu, 1.0f), [&](Tensor& y) { k::unary(k::UnaryOp::GeluTanh, x, y); });
-  const std::pair<EwOp, k::MathOp> maths[] = {{EwOp::Reciprocal, k::MathOp::Reciprocal},
-                                              {EwOp::Floor, k::MathOp::Floor},
-                                              {EwOp::Ceil, k::MathOp::Ceil},
-                                              {EwOp::Round, k::MathOp::Round},
-                                              {EwOp::Softplus, k::MathOp::Softplus}};
-  for (auto [e, m] : maths) add(unary_spec(e), [&](Tensor& y) { k::math_unary(m, x, y); });
-  add(unary_spec(EwOp::LeakyRelu, 0.01f), [&](Tensor& y) { k::leaky_relu(0.01f, x, y); });
-  add(unary_spec(EwOp::HardSigmoid, 0.2f, 0.5f), [&](Tensor& y) { k::hard_sigmoid(0.2f, 0.5f, x, y); });
+  const std::pair<EwOp, k::UnaryOp> maths[] = {{EwOp::Reciprocal, k::UnaryOp::Reciprocal},
+                                               {EwOp::Floor, k::UnaryOp::Floor},
+                                               {EwOp::Ceil, k::UnaryOp::Ceil},
+                                               {EwOp::Round, k::UnaryOp::Round},
+                                               {EwOp::Softplus, k::UnaryOp::Softplus}};
+  for (auto [e, m] : maths) add(unary_spec(e), [&](Tensor& y) { k::unary(m, x, y); });
+  add(unary_spec(EwOp::LeakyRelu, 0.01f), [&](Tensor& y) { k::unary(k::UnaryOp::LeakyRelu, x, y, {0.01f}); });
+  add(unary_spec(EwOp::HardSigmoid, 0.2f, 0.5f),
+      [&](Tensor& y) { k::unary(k::UnaryOp::HardSigmoid, x, y, {0.2f, 0.5f}); });
   const Tensor lo = Tensor::scalar(-1.5f), hi = Tensor::scalar(2.0f);
   add(unary_spec(EwOp::Clip, -1.5f, 2.0f), [&](Tensor& y) { k::clip(x, &lo, &hi, y); });
   for (const Case& c : cases) {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "canary/error.h"
@@ -38,16 +39,16 @@ Tensor bools(const std::vector<bool>& v, std::initializer_list<std::int64_t> sha
 
 TEST_CASE("Sign, Reciprocal, Floor and Ceil", "[unit][exporter_ops]") {
   Tensor y;
-  math_unary(MathOp::Sign, f32({-2.0f, 0.0f, 3.5f}, {3}), y);
+  unary(UnaryOp::Sign, f32({-2.0f, 0.0f, 3.5f}, {3}), y);
   check_values(y, {3}, {-1, 0, 1});
-  math_unary(MathOp::Sign, i64({-5, 0, 7}, {3}), y);
+  unary(UnaryOp::Sign, i64({-5, 0, 7}, {3}), y);
   CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{-1, 0, 1});
-  math_unary(MathOp::Reciprocal, f64({2, -4, 0.5}, {3}), y);
+  unary(UnaryOp::Reciprocal, f64({2, -4, 0.5}, {3}), y);
   CHECK(y.dtype() == DType::F64);
   check_values(y, {3}, {0.5, -0.25, 2}, 0);
-  math_unary(MathOp::Floor, f32({-1.5f, 1.5f, 2.0f}, {1, 3}), y);
+  unary(UnaryOp::Floor, f32({-1.5f, 1.5f, 2.0f}, {1, 3}), y);
   check_values(y, {1, 3}, {-2, 1, 2}, 0);
-  math_unary(MathOp::Ceil, f32({-1.5f, 1.5f, 2.0f}, {1, 3}), y);
+  unary(UnaryOp::Ceil, f32({-1.5f, 1.5f, 2.0f}, {1, 3}), y);
   check_values(y, {1, 3}, {-1, 2, 2}, 0);
 }
 
@@ -55,30 +56,74 @@ TEST_CASE("Round rounds half to even in f32 and f64", "[unit][exporter_ops]") {
   const std::vector<double> in = {0.5, 1.5, 2.5, -2.5, -0.5, 2.4, 2.6, -1.5};
   const std::vector<double> want = {0, 2, 2, -2, 0, 2, 3, -2};
   Tensor y;
-  math_unary(MathOp::Round, f64(in, {8}), y);
+  unary(UnaryOp::Round, f64(in, {8}), y);
   check_values(y, {8}, want, 0);
-  math_unary(MathOp::Round, f32(std::vector<float>(in.begin(), in.end()), {2, 4}), y);
+  unary(UnaryOp::Round, f32(std::vector<float>(in.begin(), in.end()), {2, 4}), y);
   check_values(y, {2, 4}, want, 0);
 }
 
 TEST_CASE("Softplus, LeakyRelu and HardSigmoid", "[unit][exporter_ops]") {
   Tensor y;
-  math_unary(MathOp::Softplus, f64({0, 1, 100, -100}, {4}), y);
+  unary(UnaryOp::Softplus, f64({0, 1, 100, -100}, {4}), y);
   check_values(y, {4}, {std::log(2.0), std::log(1.0 + std::exp(1.0)), 100, 0}, 1e-12);
-  math_unary(MathOp::Softplus, f32({0.0f, 100.0f}, {2}), y);
+  unary(UnaryOp::Softplus, f32({0.0f, 100.0f}, {2}), y);
   check_values(y, {2}, {0.693147, 100}, 1e-5);
-  leaky_relu(0.01, f32({-2.0f, 0.0f, 3.0f}, {3}), y);
+  unary(UnaryOp::LeakyRelu, f32({-2.0f, 0.0f, 3.0f}, {3}), y, {0.01});
   check_values(y, {3}, {-0.02, 0, 3}, 1e-7);
-  leaky_relu(0.5, f64({-3, 4}, {2}), y);
+  unary(UnaryOp::LeakyRelu, f64({-3, 4}, {2}), y, {0.5});
   check_values(y, {2}, {-1.5, 4}, 0);
-  hard_sigmoid(0.2, 0.5, f32({-5.0f, -1.0f, 0.0f, 1.0f, 5.0f}, {5}), y);
+  unary(UnaryOp::HardSigmoid, f32({-5.0f, -1.0f, 0.0f, 1.0f, 5.0f}, {5}), y, {0.2, 0.5});
   check_values(y, {5}, {0, 0.3, 0.5, 0.7, 1}, 1e-6);
 }
 
 TEST_CASE("float-only math ops reject integer tensors", "[unit][exporter_ops]") {
   Tensor y;
-  require_error([&] { math_unary(MathOp::Reciprocal, i64({2}, {1}), y); }, ErrorKind::Input, {"Reciprocal", "i64"});
-  require_error([&] { leaky_relu(0.01, i64({2}, {1}), y); }, ErrorKind::Input, {"LeakyRelu"});
+  require_error([&] { unary(UnaryOp::Reciprocal, i64({2}, {1}), y); }, ErrorKind::Input, {"Reciprocal", "i64"});
+  require_error([&] { unary(UnaryOp::LeakyRelu, i64({2}, {1}), y, {0.01}); }, ErrorKind::Input, {"LeakyRelu"});
+}
+
+TEST_CASE("Xor, IsNaN and IsInf", "[unit][exporter_ops]") {
+  Tensor y;
+  logical(LogicalOp::Xor, bools({true, false, true, true}, {2, 2}), bools({true, false}, {2}), y);
+  REQUIRE(y.shape() == Shape{2, 2});
+  CHECK(values_of<bool>(y) == std::vector<bool>{false, false, false, true});
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor x = f64({nan, inf, -inf, 0.0, -2.0}, {5});
+  float_test(true, true, true, x, y);
+  CHECK(y.dtype() == DType::Bool);
+  CHECK(values_of<bool>(y) == std::vector<bool>{true, false, false, false, false});
+  float_test(false, true, true, x, y);
+  CHECK(values_of<bool>(y) == std::vector<bool>{false, true, true, false, false});
+  float_test(false, true, false, x, y);
+  CHECK(values_of<bool>(y) == std::vector<bool>{false, false, true, false, false});
+  float_test(false, false, true, f32({std::numeric_limits<float>::infinity(), 1.0f}, {2}), y);
+  CHECK(values_of<bool>(y) == std::vector<bool>{true, false});
+  require_error([&] { float_test(true, true, true, i64({1}, {1}), y); }, ErrorKind::Input, {"IsNaN", "i64"});
+}
+
+TEST_CASE("PRelu with a per-channel slope, and variadic Sum and Mean", "[unit][exporter_ops]") {
+  Tensor y;
+  binary(BinaryOp::PRelu, f32({-2.0f, 3.0f, -4.0f, 5.0f}, {2, 2}), f32({0.5f, 0.25f}, {2, 1}), y);
+  check_values(y, {2, 2}, {-1, 3, -1, 5}, 0);
+  binary(BinaryOp::PRelu, i64({-6, 7}, {2}), i64({2}, {1}), y);
+  CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{-12, 7});
+  const Tensor a = f64({1, 2, 3, 4}, {2, 2}), b = f64({10, 20}, {2}), c = f64({100}, {1});
+  const Tensor* three[] = {&a, &b, &c};
+  sum_of(three, false, y);
+  check_values(y, {2, 2}, {111, 122, 113, 124}, 0);
+  sum_of(three, true, y);
+  check_values(y, {2, 2}, {37, 122.0 / 3, 113.0 / 3, 124.0 / 3}, 1e-12);
+  const Tensor* one[] = {&a};
+  sum_of(one, true, y);
+  check_values(y, {2, 2}, {1, 2, 3, 4}, 0);
+  const Tensor ints = i64({1}, {1});
+  const Tensor* mixed[] = {&a, &ints};
+  require_error([&] { sum_of(mixed, false, y); }, ErrorKind::Input, {"Sum", "input 1"});
+  const Tensor* int_mean[] = {&ints, &ints};
+  require_error([&] { sum_of(int_mean, true, y); }, ErrorKind::Input, {"Mean", "i64"});
+  const Tensor bad = f64({1, 2, 3}, {3});
+  const Tensor* unbroadcastable[] = {&a, &bad};
+  require_error([&] { sum_of(unbroadcastable, false, y); }, ErrorKind::Shape, {"[2, 2]", "[3]"});
 }
 
 TEST_CASE("Not, And and Or on bool tensors with broadcasting", "[unit][exporter_ops]") {

@@ -47,7 +47,7 @@ Tensor reference_step(const k::EpilogueStep& s, const Tensor& x) {
   Tensor y;
   switch (s.op) {
     case k::EpilogueOp::Relu: k::unary(k::UnaryOp::Relu, x, y); break;
-    case k::EpilogueOp::LeakyRelu: k::leaky_relu(s.alpha, x, y); break;
+    case k::EpilogueOp::LeakyRelu: k::unary(k::UnaryOp::LeakyRelu, x, y, {s.alpha}); break;
     case k::EpilogueOp::Clip: {
       const Tensor lo = Tensor::scalar<float>(s.alpha), hi = Tensor::scalar<float>(s.beta);
       k::clip(x, &lo, &hi, y);
