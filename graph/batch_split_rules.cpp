@@ -70,6 +70,8 @@ Family family_of(OpKind op) {
     case OpKind::Gather: return Family::Gather;
     // Its indices carry the batch too; not split until a rule checks both.
     case OpKind::GatherElements: return Family::Unsupported;
+    // Resize's sizes or scales name the batch dim too.
+    case OpKind::Resize: return Family::Unsupported;
     case OpKind::Pad: return Family::Pad;
     case OpKind::Tile: return Family::Tile;
     case OpKind::LSTM: case OpKind::GRU: return Family::Recurrent;

@@ -1,6 +1,6 @@
-// ONNX ops that the standard defines as functions of other ops (HardSwish,
-// GreaterOrEqual, LessOrEqual, Celu, MeanVarianceNormalization, the loss
-// ops, ...), expanded on import into their bodies as libonnx's schemas give
+// ONNX ops that the standard defines as functions of other ops and Canary
+// has no kernel for (GreaterOrEqual, LessOrEqual, CastLike,
+// MeanVarianceNormalization, the loss ops, ...), expanded on import into their bodies as libonnx's schemas give
 // them at the model's opset. An op Canary has no kernel for still runs when
 // its definition is a composition of ops it has, and the expansion is the
 // standard's own, so it cannot drift from the spec.

@@ -28,6 +28,7 @@ constexpr int kProtobufRecursionLimit = 3 * kMaxImportDepthCeiling + 64;
 std::int64_t introduced_in(OpKind op) {
   switch (op) {
     case OpKind::Trilu:
+    case OpKind::HardSwish:
       return 14;
     case OpKind::LayerNormalization:
       return 17;

@@ -126,6 +126,13 @@ Attrs attrs_of(OpKind op) {
     case OpKind::Dropout: return {absent("seed", AttrType::Int)};
     case OpKind::ConstantOfShape: return {absent("value", AttrType::Tensor)};
     case OpKind::Pad: return {opt("mode", AttrType::String, std::string("constant"))};
+    case OpKind::Resize:
+      return {opt("coordinate_transformation_mode", AttrType::String, std::string("half_pixel")),
+              opt("cubic_coeff_a", AttrType::Float, -0.75),
+              opt("exclude_outside", AttrType::Int, I{0}),
+              opt("extrapolation_value", AttrType::Float, 0.0),
+              opt("mode", AttrType::String, std::string("nearest")),
+              opt("nearest_mode", AttrType::String, std::string("round_prefer_floor"))};
     case OpKind::Split: return {opt("axis", AttrType::Int, I{0})};
     case OpKind::Loop: return {req("body", AttrType::Graph)};
     case OpKind::If: return {req("then_branch", AttrType::Graph), req("else_branch", AttrType::Graph)};
@@ -215,6 +222,7 @@ InferFn infer_of(OpKind op) {
     case OpKind::Range: return infer_range;
     case OpKind::Tile: return infer_tile;
     case OpKind::Pad: return infer_pad;
+    case OpKind::Resize: return infer_resize;
     case OpKind::Split: return infer_split;
     case OpKind::LSTM: return infer_lstm;
     case OpKind::GRU: return infer_gru;

@@ -130,6 +130,7 @@ void infer_range(InferContext& ctx);
 // shape_rules_pad_tile_split.cpp
 void infer_tile(InferContext& ctx);
 void infer_pad(InferContext& ctx);
+void infer_resize(InferContext& ctx);       // Resize (opset 13): by scales or to sizes
 void infer_split(InferContext& ctx);
 
 }  // namespace rules

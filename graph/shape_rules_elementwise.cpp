@@ -97,11 +97,22 @@ void infer_mean(InferContext& ctx) {
   infer_variadic(ctx);
 }
 
-// PRelu: x and its slope share a numeric dtype and broadcast.
+// PRelu: x and its slope share a numeric dtype; the slope broadcasts to x
+// (one way: each of its dims, aligned from the right, is 1 or x's).
 void infer_prelu(InferContext& ctx) {
   ctx.expect_dtype(0, kNumeric);
   expect_same_dtype(ctx, 1);
-  ctx.set_output(0, ValueType{ctx.input_type(0).dtype, broadcast_inputs(ctx)});
+  const DimVector& x = ctx.input_type(0).shape;
+  const DimVector& slope = ctx.input_type(1).shape;
+  if (slope.size() > x.size())
+    ctx.fail(ErrorKind::Shape, "the slope " + dims_to_string(slope) + " has more dims than x " + dims_to_string(x));
+  for (std::size_t k = 0; k < slope.size(); ++k) {
+    const Dim& s = slope[slope.size() - 1 - k];
+    if (s.is_constant() && s.value() == 1) continue;
+    ctx.assert_equal(x[x.size() - 1 - k], s, "the slope's dim " + std::to_string(slope.size() - 1 - k) +
+                                                 " (it must be 1 or x's dim: the slope broadcasts to x)");
+  }
+  ctx.set_output(0, ctx.input_type(0));
 }
 
 // Equal Less Greater: same dtype on both sides, a bool result.

@@ -44,6 +44,7 @@ std::string node_text(const EwNode& n) {
     case EwOp::Gelu: return s + "(" + node_ref(n.a) + (n.imm0 == 1.0f ? ",tanh)" : ",erf)");
     case EwOp::LeakyRelu: return s + "(" + node_ref(n.a) + "," + float_text(n.imm0) + ")";
     case EwOp::HardSigmoid:
+    case EwOp::HardSwish:
     case EwOp::Clip: return s + "(" + node_ref(n.a) + "," + float_text(n.imm0) + "," + float_text(n.imm1) + ")";
     default: break;
   }
@@ -129,6 +130,7 @@ float apply_unary(const EwNode& n, float a) {
     case EwOp::Gelu: return gelu(a, n.imm0 == 1.0f);
     case EwOp::LeakyRelu: return a < 0 ? n.imm0 * a : a;
     case EwOp::HardSigmoid: return hard_sigmoid(a, n.imm0, n.imm1);
+    case EwOp::HardSwish: return a * hard_sigmoid(a, n.imm0, n.imm1);
     case EwOp::Clip: return clip(a, n.imm0, n.imm1);
     default: return std::numeric_limits<float>::quiet_NaN();
   }
@@ -206,6 +208,7 @@ const char* ew_op_name(EwOp op) {
     case EwOp::Gelu: return "gelu";
     case EwOp::LeakyRelu: return "leaky_relu";
     case EwOp::HardSigmoid: return "hard_sigmoid";
+    case EwOp::HardSwish: return "hard_swish";
     case EwOp::Clip: return "clip";
   }
   return "?";

@@ -30,6 +30,7 @@ enum class EwOp : std::uint8_t {
   Gelu,         // imm0 == 0: x * (1 + erf(x / sqrt 2)) / 2; imm0 == 1: the tanh approximation
   LeakyRelu,    // alpha = imm0
   HardSigmoid,  // max(0, min(1, imm0 * a + imm1))
+  HardSwish,    // a * HardSigmoid(a) with imm0, imm1 (1/6 and 1/2 for ONNX's HardSwish)
   Clip,         // min(max(a, imm0), imm1); NaN passes through
 };
 

@@ -44,6 +44,10 @@ std::optional<EwOp> unary_op(k::UnaryOp op, const k::UnaryParams& params, float&
       imm0 = static_cast<float>(params.alpha);
       imm1 = static_cast<float>(params.beta);
       return EwOp::HardSigmoid;
+    case k::UnaryOp::HardSwish:
+      imm0 = static_cast<float>(1.0 / 6.0);
+      imm1 = 0.5f;
+      return EwOp::HardSwish;
     default: return std::nullopt;  // Sign, the trigonometric family, Elu, ...
   }
 }

@@ -187,6 +187,27 @@ void mod(bool fmod, const Tensor& a, const Tensor& b, Tensor& y);
 // training_mode is Error(Input).
 void dropout(const Tensor& x, const Tensor* training_mode, Tensor& y, Tensor* mask);
 
+// reference/resize.cpp
+enum class ResizeMode { Nearest, Linear, Cubic };
+enum class ResizeCoordinateMode {
+  HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNearest, TfCropAndResize
+};
+enum class ResizeNearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+struct ResizeParams {
+  ResizeMode mode = ResizeMode::Nearest;
+  ResizeCoordinateMode coordinate_mode = ResizeCoordinateMode::HalfPixel;
+  ResizeNearestMode nearest_mode = ResizeNearestMode::RoundPreferFloor;
+  double cubic_coeff_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation_value = 0.0;  // tf_crop_and_resize, outside the input
+};
+// ONNX Resize (opset 13) of a float x: by `scales` (f32, one per dim; output
+// dims floor(dim * scale)) or to `sizes` (i64, one per dim), exactly one of
+// them given and not empty; `roi` (starts then ends, normalised) is read by
+// tf_crop_and_resize only. Computed as ONNX's reference implementation does.
+void resize(const ResizeParams& p, const Tensor& x, const Tensor* roi, const Tensor* scales, const Tensor* sizes,
+            Tensor& y);
+
 // reference/generators.cpp
 // y of the shape held by `shape` (1-D i64), filled with value's one element
 // (value undefined: f32 0).

@@ -40,13 +40,14 @@ Pc emit_kernel(ProgramBuilder& b, KernelBinding binding, const std::vector<RegId
   return pc;
 }
 
-// Variadic Max/Min with more than two inputs: a chain of binary kernels.
+// Variadic Max/Min with more than two inputs, and Sum with two or more: a
+// chain of binary kernels (Max, Min, Add), which the JIT can fuse.
 void lower_variadic_chain(ProgramBuilder& b, const graph::Graph& g, const graph::Node& n, std::uint32_t node) {
   std::vector<RegId> in;
   for (graph::ValueId v : n.inputs) in.push_back(b.reg_of(g, v));
   std::vector<RegId> out = b.declare_node_outputs(g, n);
   const graph::ValueType& type = b.vregs[out[0].index].type;
-  if (in.size() == 1) {  // Max(x) and Min(x) are x
+  if (in.size() == 1) {  // Max(x), Min(x) and Sum(x) are x
     emit_kernel(b, bind_identity_kernel(), {in[0]}, {out[0]}, node);
     return;
   }
@@ -61,7 +62,8 @@ void lower_variadic_chain(ProgramBuilder& b, const graph::Graph& g, const graph:
 // A node that calls one kernel.
 void lower_kernel_node(ProgramBuilder& b, const graph::Graph& g, const graph::Node& n) {
   const std::uint32_t node = b.add_node_info(g, n);
-  const bool variadic = (n.op == graph::OpKind::Max || n.op == graph::OpKind::Min) && n.inputs.size() > 2;
+  const bool variadic = ((n.op == graph::OpKind::Max || n.op == graph::OpKind::Min) && n.inputs.size() > 2) ||
+                        (n.op == graph::OpKind::Sum && n.inputs.size() >= 2);
   if (variadic) return lower_variadic_chain(b, g, n, node);
   KernelBinding binding = bind_kernel(g, n, b.options);
   std::vector<RegId> in;

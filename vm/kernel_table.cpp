@@ -119,6 +119,7 @@ struct PadP : InstrParams { k::PadMode mode = k::PadMode::Constant; };
 struct FillP : InstrParams { Tensor value; };
 struct CumSumP : InstrParams { k::CumSumParams p; };
 struct TriluP : InstrParams { bool upper = true; };
+struct ResizeP : InstrParams { k::ResizeParams p; };
 
 // --- adapters -------------------------------------------------------------
 
@@ -132,6 +133,10 @@ std::vector<const Tensor*> all_inputs(const KernelCall& c) {
 void run_float_test(const InstrParams& p, const KernelCall& c) {
   const FloatTestP& t = as<FloatTestP>(p);
   k::float_test(t.nan, t.negative, t.positive, c.input(0), c.output(0));
+}
+
+void run_resize(const InstrParams& p, const KernelCall& c) {
+  k::resize(as<ResizeP>(p).p, c.input(0), c.optional_input(1), c.optional_input(2), c.optional_input(3), c.output(0));
 }
 
 void run_sum(const InstrParams&, const KernelCall& c) { k::sum_of(all_inputs(c), false, c.output(0)); }
@@ -555,6 +560,31 @@ KernelBinding logical(k::LogicalOp op) {
   return make(run_logical, std::move(p));
 }
 
+// Resize's string attributes, checked by its shape rule, decoded once.
+KernelBinding bind_resize(const AttrReader& a) {
+  auto p = std::make_unique<ResizeP>();
+  const std::string mode = a.get_string("mode");
+  p->p.mode = mode == "linear" ? k::ResizeMode::Linear : mode == "cubic" ? k::ResizeMode::Cubic : k::ResizeMode::Nearest;
+  using C = k::ResizeCoordinateMode;
+  const std::string coord = a.get_string("coordinate_transformation_mode");
+  p->p.coordinate_mode = coord == "pytorch_half_pixel"          ? C::PytorchHalfPixel
+                         : coord == "align_corners"             ? C::AlignCorners
+                         : coord == "asymmetric"                ? C::Asymmetric
+                         : coord == "tf_half_pixel_for_nearest" ? C::TfHalfPixelForNearest
+                         : coord == "tf_crop_and_resize"        ? C::TfCropAndResize
+                                                                : C::HalfPixel;
+  using N = k::ResizeNearestMode;
+  const std::string nearest = a.get_string("nearest_mode");
+  p->p.nearest_mode = nearest == "round_prefer_ceil" ? N::RoundPreferCeil
+                      : nearest == "floor"           ? N::Floor
+                      : nearest == "ceil"            ? N::Ceil
+                                                     : N::RoundPreferFloor;
+  p->p.cubic_coeff_a = a.get_float("cubic_coeff_a");
+  p->p.exclude_outside = a.get_int("exclude_outside") != 0;
+  p->p.extrapolation_value = a.get_float("extrapolation_value");
+  return make(run_resize, std::move(p));
+}
+
 KernelBinding bind_mod(const AttrReader& a) {
   auto p = std::make_unique<ModP>();
   p->fmod = a.get_int("fmod") != 0;
@@ -685,6 +715,7 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
       return make(run_float_test, std::move(p));
     }
     case OpKind::Mod: return bind_mod(a);
+    case OpKind::Resize: return bind_resize(a);
     case OpKind::Dropout: return plain(run_dropout);
     case OpKind::MatMul: return plain(opts.promote_f32_to_f64 ? run_matmul : run_matmul_onednn);
     case OpKind::Gemm: return bind_gemm(a, opts);
@@ -766,8 +797,9 @@ KernelBinding bind_kernel(const graph::Graph& g, const graph::Node& n, const Com
   return bind_op(reader, n, opts);
 }
 
-// Binary Max/Min for chaining a variadic node.
+// Binary Max, Min or Add (for Sum) for chaining a variadic node.
 KernelBinding bind_binary_kernel(OpKind op) {
+  if (op == OpKind::Sum) return binary(k::BinaryOp::Add);
   return binary(op == OpKind::Max ? k::BinaryOp::Max : k::BinaryOp::Min);
 }
 

@@ -20,7 +20,7 @@ struct KernelBinding {
 // Error(Model) naming the node for attributes it cannot use.
 KernelBinding bind_kernel(const graph::Graph& g, const graph::Node& n, const CompileOptions& opts);
 
-// Binary Max/Min adapter for chaining variadic nodes two inputs at a time.
+// Binary Max, Min or Add (Sum) adapter for chaining variadic nodes two inputs at a time.
 KernelBinding bind_binary_kernel(graph::OpKind op);
 // Identity adapter (single-input Max/Min/Concat).
 KernelBinding bind_identity_kernel();

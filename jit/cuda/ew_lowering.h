@@ -66,6 +66,7 @@ typename M::F lower_unary(M& m, const EwNode& n, typename M::F a, MathMode mode)
     case EwOp::Gelu: return ptx_math::gelu(m, a, n.imm0 == 1.0f, mode);
     case EwOp::LeakyRelu: return m.select(m.lt(a, zero), m.mul(m.c(n.imm0), a), a);
     case EwOp::HardSigmoid: return lower_hard_sigmoid(m, a, n.imm0, n.imm1);
+    case EwOp::HardSwish: return m.mul(a, lower_hard_sigmoid(m, a, n.imm0, n.imm1));
     case EwOp::Clip: return lower_clip(m, a, n.imm0, n.imm1);
     default: return m.c(std::numeric_limits<float>::quiet_NaN());
   }

@@ -142,6 +142,12 @@ bool NodeEmitter::emit(const EwNode& n, const ax::Vec& dst, const ax::Vec& a, co
       return true;
     }
     case EwOp::HardSigmoid: emit_hard_sigmoid(n, dst, a); return true;
+    case EwOp::HardSwish: {
+      ax::Vec gate = ctx_.new_vec("hsw");
+      emit_hard_sigmoid(n, gate, a);
+      cc_.vmulps(dst, a, gate);
+      return true;
+    }
     // min(max(a, lo), hi) as lo > a ? lo : a, then hi < t ? hi : t (NaN passes).
     case EwOp::Clip: {
       ax::Vec t = ctx_.new_vec("clip");

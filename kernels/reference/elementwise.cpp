@@ -224,6 +224,10 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& y) {
     if (op != BinaryOp::Equal) detail::throw_unsupported_dtype(name, a.dtype());
     return map_binary<bool, bool>(name, a, b, y, [](bool u, bool v) { return u == v; });
   }
+  // PRelu's slope broadcasts to x one way: the result is shaped like x.
+  if (op == BinaryOp::PRelu && broadcast_two(name, a.shape(), b.shape()) != a.shape())
+    throw Error(ErrorKind::Shape, std::string(name) + ": the slope " + shape_to_string(b.shape()) +
+                                      " does not broadcast to x " + shape_to_string(a.shape()));
   detail::dispatch_numeric(a.dtype(), name, [&](auto tag) { binary_arith<decltype(tag)>(op, name, a, b, y); });
 }
 

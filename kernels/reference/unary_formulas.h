@@ -4,8 +4,9 @@
 // Numeric rows. The reference kernel (unary() in elementwise.cpp) maps these
 // over a tensor; T = double is the fp64 reference mode.
 //
-// NaN stays NaN through every op except HardSigmoid, whose fmax/fmin form
-// (shared with the fused kernels) maps NaN to the clamp's bound.
+// NaN stays NaN through every op except HardSigmoid (its fmax/fmin form,
+// shared with the fused kernels, maps NaN to the clamp's bound: 1),
+// ThresholdedRelu and Shrink (0, as ONNX defines them: "0 otherwise").
 #pragma once
 
 #include <cmath>
@@ -68,16 +69,18 @@ T unary_value(T v, [[maybe_unused]] T alpha, [[maybe_unused]] T beta) {
   else if constexpr (op == Softsign) return v / (one + std::abs(v));
   else if constexpr (op == LeakyRelu) return v < zero ? alpha * v : v;
   else if constexpr (op == HardSigmoid) return std::fmax(zero, std::fmin(one, alpha * v + beta));
-  // HardSwish: x * HardSigmoid(x) with alpha 1/6 and beta 1/2 (opset 14).
-  else if constexpr (op == HardSwish) return v * std::fmax(zero, std::fmin(one, v / T{6} + T{0.5}));
+  // HardSwish (opset 14): x * HardSigmoid(x) with alpha 1/6 and beta 1/2, as
+  // its ONNX function body and the fused kernels compute it.
+  else if constexpr (op == HardSwish)
+    return v * std::fmax(zero, std::fmin(one, static_cast<T>(1.0 / 6.0) * v + static_cast<T>(0.5)));
   // expm1 keeps the small negative values exp(v) - 1 would cancel.
   else if constexpr (op == Elu) return v < zero ? alpha * std::expm1(v) : v;
   else if constexpr (op == Celu) return v < zero ? alpha * std::expm1(v / alpha) : v;
   // Selu: beta is gamma.
   else if constexpr (op == Selu) return v > zero ? beta * v : beta * alpha * std::expm1(v);
-  else if constexpr (op == ThresholdedRelu) return v > alpha || std::isnan(v) ? v : zero;
+  else if constexpr (op == ThresholdedRelu) return v > alpha ? v : zero;
   // Shrink: alpha is bias, beta is lambd.
-  else if constexpr (op == Shrink) return v < -beta ? v + alpha : (v > beta ? v - alpha : (std::isnan(v) ? v : zero));
+  else if constexpr (op == Shrink) return v < -beta ? v + alpha : (v > beta ? v - alpha : zero);
   else if constexpr (op == Sin) return std::sin(v);
   else if constexpr (op == Cos) return std::cos(v);
   else if constexpr (op == Tan) return std::tan(v);

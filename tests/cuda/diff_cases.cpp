@@ -78,6 +78,7 @@ void add_unary_cases(std::vector<DiffCase>& cases) {
   cases.push_back(unary_case(EwOp::Reciprocal, MathMode::Exact, magnitudes, 0.0, 0.0));
   cases.push_back(unary_case(EwOp::LeakyRelu, MathMode::Exact, wide, 0.0, 0.0, 0.01f));
   cases.push_back(unary_case(EwOp::HardSigmoid, MathMode::Exact, ValueRange{-8.0f, 8.0f}, 0.0, 0.0, 0.2f, 0.5f));
+  cases.push_back(unary_case(EwOp::HardSwish, MathMode::Exact, ValueRange{-8.0f, 8.0f}, 0.0, 0.0, 1.0f / 6.0f, 0.5f));
   cases.push_back(unary_case(EwOp::Clip, MathMode::Exact, ValueRange{-10.0f, 10.0f}, 0.0, 0.0, -1.0f, 6.0f));
   cases.push_back(unary_case(EwOp::Clip, MathMode::Exact, ValueRange{-10.0f, 10.0f}, 0.0, 0.0, 3.0f, 2.0f, "(low>high)"));
   for (MathMode mode : {MathMode::Exact, MathMode::Fast}) {

@@ -313,3 +313,35 @@ TEST_CASE("ONNX import of exporter ops with their attributes", "[unit][exporter_
   const Node& fill = imported->node(NodeId{1});
   CHECK(std::get<Tensor>(fill.attrs.at("value")).data<std::int64_t>()[0] == 4);
 }
+
+TEST_CASE("PRelu is shaped like x; its slope broadcasts to x one way", "[unit][exporter_ops]") {
+  Graph g;
+  ValueId x = g.add_input("x", f32({N, 3, T}));
+  add(g, OpKind::PRelu, "per_channel", {x, g.add_input("c", f32({3, 1}))});
+  add(g, OpKind::PRelu, "scalar", {x, g.add_input("s", f32({1}))});
+  add(g, OpKind::Sum, "sum", {x, g.add_input("row", f32({T})), x});
+  add(g, OpKind::Mean, "mean", {x, x});
+  add(g, OpKind::IsInf, "inf", {x});
+  infer_shapes(g);
+  check_dims(g, type_of(g, "per_channel").shape, {N, 3, T});
+  check_dims(g, type_of(g, "scalar").shape, {N, 3, T});
+  check_dims(g, type_of(g, "sum").shape, {N, 3, T});
+  check_dims(g, type_of(g, "mean").shape, {N, 3, T});
+  CHECK(type_of(g, "inf").dtype == DType::Bool);
+  SECTION("a slope with more dims than x") {
+    Graph h;
+    add(h, OpKind::PRelu, "p", {h.add_input("x", f32({3})), h.add_input("c", f32({2, 3}))});
+    expect_error(h, ErrorKind::Shape, {"p", "more dims than x"});
+  }
+  SECTION("a slope dim that is neither 1 nor x's") {
+    Graph h;
+    add(h, OpKind::PRelu, "p", {h.add_input("x", f32({2, 3})), h.add_input("c", f32({4, 1}))});
+    expect_error(h, ErrorKind::Shape, {"p", "slope"});
+  }
+  SECTION("Mean of integers") {
+    Graph h;
+    ValueId i = h.add_input("i", ValueType{DType::I64, {2}});
+    add(h, OpKind::Mean, "m", {i, i});
+    expect_error(h, ErrorKind::Model, {"m", "i64"});
+  }
+}

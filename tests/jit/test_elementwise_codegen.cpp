@@ -231,7 +231,7 @@ class CaseMaker {
 const std::vector<EwOp> kArithmeticOps = {
     EwOp::Add,  EwOp::Sub,        EwOp::Mul,   EwOp::Div,  EwOp::Max,   EwOp::Min,       EwOp::Neg,
     EwOp::Abs,  EwOp::Sqrt,       EwOp::Relu,  EwOp::Reciprocal, EwOp::Floor, EwOp::Ceil, EwOp::Round,
-    EwOp::LeakyRelu, EwOp::HardSigmoid, EwOp::Clip, EwOp::Constant};
+    EwOp::LeakyRelu, EwOp::HardSigmoid, EwOp::HardSwish, EwOp::Clip, EwOp::Constant};
 
 // A spec computing `o` on input 0 (optionally inner-broadcast).
 FusedElementwiseSpec unary_spec(EwOp o, float imm0 = 0.0f, float imm1 = 0.0f) {
@@ -372,6 +372,7 @@ TEST_CASE("every arithmetic op handles NaN, Inf, zeros and ties like the referen
   specs.push_back(unary_spec(EwOp::LeakyRelu, 0.1f));
   specs.push_back(unary_spec(EwOp::HardSigmoid, 0.2f, 0.5f));
   specs.push_back(unary_spec(EwOp::HardSigmoid, 0.5f, -0.0f));  // -0 * 0.5 + -0 is -0: becomes +0
+  specs.push_back(unary_spec(EwOp::HardSwish, 1.0f / 6.0f, 0.5f));
   specs.push_back(unary_spec(EwOp::Clip, -1.5f, 2.0f));
   specs.push_back(unary_spec(EwOp::Clip, 2.0f, -1.0f));  // low > high: every non-NaN becomes high
   for (EwOp o : {EwOp::Add, EwOp::Sub, EwOp::Mul, EwOp::Div, EwOp::Max, EwOp::Min}) {

@@ -338,6 +338,8 @@ TEST_CASE("reference evaluator agrees with the reference kernels op by op", "[un
   add(unary_spec(EwOp::LeakyRelu, 0.01f), [&](Tensor& y) { k::unary(k::UnaryOp::LeakyRelu, x, y, {0.01f}); });
   add(unary_spec(EwOp::HardSigmoid, 0.2f, 0.5f),
       [&](Tensor& y) { k::unary(k::UnaryOp::HardSigmoid, x, y, {0.2f, 0.5f}); });
+  add(unary_spec(EwOp::HardSwish, static_cast<float>(1.0 / 6.0), 0.5f),
+      [&](Tensor& y) { k::unary(k::UnaryOp::HardSwish, x, y); });
   const Tensor lo = Tensor::scalar(-1.5f), hi = Tensor::scalar(2.0f);
   add(unary_spec(EwOp::Clip, -1.5f, 2.0f), [&](Tensor& y) { k::clip(x, &lo, &hi, y); });
   for (const Case& c : cases) {

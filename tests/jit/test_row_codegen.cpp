@@ -320,7 +320,8 @@ class CaseMaker {
 const std::vector<EwOp> kArithmeticOps = {EwOp::Add,  EwOp::Sub,   EwOp::Mul,       EwOp::Max,
                                           EwOp::Min,  EwOp::Neg,   EwOp::Abs,       EwOp::Sqrt,
                                           EwOp::Relu, EwOp::Floor, EwOp::Ceil,      EwOp::Round,
-                                          EwOp::LeakyRelu, EwOp::HardSigmoid, EwOp::Clip, EwOp::Constant};
+                                          EwOp::LeakyRelu, EwOp::HardSigmoid, EwOp::HardSwish, EwOp::Clip,
+                                          EwOp::Constant};
 
 }  // namespace
 

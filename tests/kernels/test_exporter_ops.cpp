@@ -107,6 +107,9 @@ TEST_CASE("PRelu with a per-channel slope, and variadic Sum and Mean", "[unit][e
   check_values(y, {2, 2}, {-1, 3, -1, 5}, 0);
   binary(BinaryOp::PRelu, i64({-6, 7}, {2}), i64({2}, {1}), y);
   CHECK(values_of<std::int64_t>(y) == std::vector<std::int64_t>{-12, 7});
+  // The slope broadcasts to x one way only.
+  require_error([&] { binary(BinaryOp::PRelu, f32({1, -2, 3}, {3}), f32({1, 1, 1, 1, 1, 1}, {2, 3}), y); },
+                ErrorKind::Shape, {"PRelu", "slope [2, 3]", "x [3]"});
   const Tensor a = f64({1, 2, 3, 4}, {2, 2}), b = f64({10, 20}, {2}), c = f64({100}, {1});
   const Tensor* three[] = {&a, &b, &c};
   sum_of(three, false, y);
