@@ -28,6 +28,8 @@ namespace canary::kernels {
 namespace {
 
 constexpr int kMaxTaps = 4;
+// The bytes of one output position's taps: kMaxTaps indices and weights.
+constexpr std::size_t kTapBytes = kMaxTaps * (sizeof(std::int64_t) + sizeof(double));
 
 // One axis's resampling: output position o reads idx[o][k] with weight w[o][k].
 struct AxisTaps {
@@ -83,7 +85,7 @@ double input_coordinate(const ResizeParams& p, std::int64_t o, std::int64_t in, 
       const double c = (width == 1.0 ? (roi_end - roi_start) * last / 2.0
                                      : x * (roi_end - roi_start) * last / (width - 1.0)) +
                        roi_start * last;
-      outside = c < 0.0 || c > last;
+      outside = !(c >= 0.0 && c <= last);  // a NaN roi is outside too
       return outside ? 0.0 : c;
     }
   }
@@ -223,6 +225,19 @@ void resize(const ResizeParams& p, const Tensor& x_in, const Tensor* roi, const 
                                           " is too large");
       out[k] = static_cast<std::int64_t>(n);
     }
+  }
+  // The output must fit the tensor limit, and so must each axis's taps
+  // (kTapBytes per output position): a hostile size is an error here,
+  // before anything is allocated.
+  const std::int64_t total = checked_numel(out);
+  const std::size_t limit = tensor_allocation_limit();
+  for (std::size_t k = 0; k < rank; ++k)
+    if (static_cast<std::size_t>(out[k]) > limit / kTapBytes)
+      throw Error(ErrorKind::Resource, "Resize: dim " + std::to_string(k) + " of " + std::to_string(out[k]) +
+                                           " needs more interpolation taps than the tensor limit allows");
+  if (total == 0) {
+    y.reset(x.dtype(), out);
+    return;
   }
   std::vector<double> box;  // roi: starts then ends
   if (p.coordinate_mode == ResizeCoordinateMode::TfCropAndResize) {

@@ -5,6 +5,7 @@
 // errors.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <vector>
 
 #include "canary/error.h"
@@ -123,6 +124,9 @@ TEST_CASE("Resize tf_crop_and_resize: the roi box and the extrapolation value", 
   resize(p, grid, &box, nullptr, &sizes, y);
   check_values(y, {2, 2}, {1, 2, -1, -1}, 1e-6);
   require_error([&] { resize(p, line, nullptr, nullptr, &three, y); }, ErrorKind::Input, {"roi"});
+  const Tensor nan_box = f32s({std::numeric_limits<float>::quiet_NaN(), 0.5f});
+  resize(p, line, &nan_box, nullptr, &three, y);
+  check_values(y, {3}, {-1, -1, -1}, 0);
 }
 
 TEST_CASE("Resize: errors name what was wrong", "[unit][resize]") {
@@ -138,6 +142,10 @@ TEST_CASE("Resize: errors name what was wrong", "[unit][resize]") {
   require_error([&] { resize(p, k2x2, nullptr, &short_scales, nullptr, y); }, ErrorKind::Shape, {"scales", "4"});
   const Tensor negative = i64s({1, 1, -2, 2});
   require_error([&] { resize(p, k2x2, nullptr, nullptr, &negative, y); }, ErrorKind::Input, {"negative"});
+  const Tensor huge = i64s({1, 1, 2, std::int64_t{1} << 50});
+  require_error([&] { resize(p, k2x2, nullptr, nullptr, &huge, y); }, ErrorKind::Resource, {"Resize", "dim 3"});
+  const Tensor emptied = i64s({1, 1, 0, std::int64_t{1} << 40});
+  require_error([&] { resize(p, k2x2, nullptr, nullptr, &emptied, y); }, ErrorKind::Resource, {"Resize"});
   const Tensor ints = Tensor::from_vector<std::int64_t>({1, 2}, {2});
   const Tensor two = f32s({2});
   require_error([&] { resize(p, ints, nullptr, &two, nullptr, y); }, ErrorKind::Input, {"Resize", "i64"});
