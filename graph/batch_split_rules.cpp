@@ -80,6 +80,12 @@ Family family_of(OpKind op) {
     // rest: a slice would count its own samples only, so it is not split.
     case OpKind::Size: return Family::Unsupported;
     case OpKind::Trilu: return Family::Trilu;
+    // DepthToSpace and SpaceToDepth mix C, H and W, EyeLike's diagonal pairs
+    // the two axes, and OneHot's depth and TopK's k are inputs that may come
+    // from the batch: each keeps samples apart only when the batch is on an
+    // axis it leaves alone, which no rule checks yet.
+    case OpKind::DepthToSpace: case OpKind::SpaceToDepth: case OpKind::EyeLike: case OpKind::OneHot:
+    case OpKind::TopK: return Family::Unsupported;
     case OpKind::Range: return Family::Range;
     case OpKind::Loop: case OpKind::If: case OpKind::Scan: return Family::Subgraph;
   }

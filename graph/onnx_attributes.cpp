@@ -1,5 +1,5 @@
 // ONNX attributes to IR attributes: names and types checked against the op's
-// schema, Cast's `to` enum to a dtype name, LSTM's activation list to one
+// schema, Cast's `to` and EyeLike's `dtype` enums to dtype names, LSTM's activation list to one
 // string, attributes our ops lack accepted only at their ONNX defaults, and
 // the values of Constant nodes.
 #include "graph/onnx_import_internal.h"
@@ -50,7 +50,7 @@ bool is_default_only(const onnx::NodeProto& node, OpKind op, const AttributeProt
   return true;
 }
 
-// Cast's `to`: the ONNX element-type enum as a dtype name.
+// Cast's `to`, EyeLike's `dtype`: the ONNX element-type enum as a dtype name.
 AttrValue cast_target(const onnx::NodeProto& node, const AttributeProto& a) {
   if (type_of(a) != AttributeProto::INT) {
     fail(describe_attr(node, a) + " has type " + onnx_type_name(type_of(a)) + ", expected INT");
@@ -116,7 +116,8 @@ std::optional<AttrType> ir_type_of(AttributeProto::AttributeType t) {
 // Converts one attribute that the op's schema knows.
 AttrValue convert(const onnx::NodeProto& node, OpKind op, const AttributeProto& a, const AttrSpec& spec,
                   const SubgraphImport& import_subgraph) {
-  if (op == OpKind::Cast && a.name() == "to") return cast_target(node, a);
+  if ((op == OpKind::Cast && a.name() == "to") || (op == OpKind::EyeLike && a.name() == "dtype"))
+    return cast_target(node, a);
   if ((op == OpKind::LSTM || op == OpKind::GRU) && a.name() == "activations") return joined_names(node, a);
   std::optional<AttrType> type = ir_type_of(type_of(a));
   if (type != spec.type) {

@@ -105,6 +105,14 @@ Attrs attrs_of(OpKind op) {
     case OpKind::Cast: return {req("to", AttrType::String)};
     case OpKind::Flatten: return {opt("axis", AttrType::Int, I{1})};
     case OpKind::Trilu: return {opt("upper", AttrType::Int, I{1})};
+    case OpKind::DepthToSpace:
+      return {req("blocksize", AttrType::Int), opt("mode", AttrType::String, std::string("DCR"))};
+    case OpKind::SpaceToDepth: return {req("blocksize", AttrType::Int)};
+    // dtype arrives as a dtype name, converted from ONNX's enum as Cast's `to` is.
+    case OpKind::EyeLike: return {absent("dtype", AttrType::String), opt("k", AttrType::Int, I{0})};
+    case OpKind::OneHot: return {opt("axis", AttrType::Int, I{-1})};
+    case OpKind::TopK:
+      return {opt("axis", AttrType::Int, I{-1}), opt("largest", AttrType::Int, I{1}), opt("sorted", AttrType::Int, I{1})};
     case OpKind::LSTM:
       // activations: comma-separated names ("Sigmoid,Tanh,Tanh"); AttrValue has no string list.
       return {req("hidden_size", AttrType::Int),
@@ -218,6 +226,11 @@ InferFn infer_of(OpKind op) {
     case OpKind::Flatten: return infer_flatten;
     case OpKind::Identity: return infer_identity;
     case OpKind::Trilu: return infer_trilu;
+    case OpKind::DepthToSpace: return infer_depth_to_space;
+    case OpKind::SpaceToDepth: return infer_space_to_depth;
+    case OpKind::EyeLike: return infer_eye_like;
+    case OpKind::OneHot: return infer_one_hot;
+    case OpKind::TopK: return infer_top_k;
     case OpKind::ConstantOfShape: return infer_constant_of_shape;
     case OpKind::Range: return infer_range;
     case OpKind::Tile: return infer_tile;

@@ -112,6 +112,13 @@ void infer_squeeze(InferContext& ctx);
 void infer_unsqueeze(InferContext& ctx);
 void infer_trilu(InferContext& ctx);
 
+// shape_rules_layout_index.cpp
+void infer_depth_to_space(InferContext& ctx);  // DepthToSpace (opset 13): DCR or CRD
+void infer_space_to_depth(InferContext& ctx);  // SpaceToDepth (opset 13)
+void infer_eye_like(InferContext& ctx);        // EyeLike (opset 9)
+void infer_one_hot(InferContext& ctx);         // OneHot (opset 11)
+void infer_top_k(InferContext& ctx);           // TopK (opset 11): Values and Indices
+
 // shape_rules_control.cpp
 void infer_loop(InferContext& ctx);
 void infer_if(InferContext& ctx);

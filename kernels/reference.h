@@ -138,6 +138,36 @@ void gather_elements(std::int64_t axis, const Tensor& data, const Tensor& indice
 // j - i <= k (lower) and is 0 elsewhere; k is an optional 0-D i64 tensor
 // read at run time (nullptr or undefined: 0).
 void trilu(bool upper, const Tensor& x, const Tensor* k, Tensor& y);
+// DepthToSpace (opset 13, reference/depth_space.cpp): x [N, C, H, W] (any
+// dtype) to [N, C/(b*b), H*b, W*b]. DCR takes a pixel's block offset from
+// the outer part of the channel index, CRD from the inner part. A rank other
+// than 4, b < 1 or a C that b*b does not divide is Error(Shape).
+void depth_to_space(std::int64_t blocksize, bool crd, const Tensor& x, Tensor& y);
+// SpaceToDepth (opset 13, reference/depth_space.cpp): x [N, C, H, W] to
+// [N, C*b*b, H/b, W/b], the inverse of DCR; b must divide H and W.
+void space_to_depth(std::int64_t blocksize, const Tensor& x, Tensor& y);
+// EyeLike (opset 9, reference/eye_like.cpp): y of 2-D x's shape and of
+// `dtype` (nullopt: x's dtype), 1 where column - row == k, 0 elsewhere.
+void eye_like(std::optional<DType> dtype, std::int64_t k, const Tensor& x, Tensor& y);
+// OneHot (opset 11, reference/one_hot.cpp): y of indices' shape with a new
+// axis of `depth` entries at `axis` (in [-r-1, r]), of values' dtype: on
+// (values[1]) where the new axis equals the index, off (values[0]) elsewhere.
+// indices are f32, f64, i64 or i32 (floats truncated toward zero); negative
+// ones count from the end (index + depth); one outside [-depth, depth) gives
+// all off. depth: one number (0-D or 1-D), at least 1.
+void one_hot(std::int64_t axis, const Tensor& indices, const Tensor& depth, const Tensor& values, Tensor& y);
+struct TopKParams {
+  std::int64_t axis = -1;
+  bool largest = true;
+  bool sorted = true;  // false lets any order through; these kernels always sort
+};
+// TopK (opset 11, reference/top_k.cpp): the k largest (smallest) elements
+// of each line along axis of x (f32, f64, i64, i32) and their i64 indices,
+// ordered by value; equal values keep the lower index first, as ONNX's
+// reference does. A NaN counts as larger than every number (as for ArgMax),
+// so NaNs come first with largest and last without. k: a 1-D i64 tensor of
+// one element in [0, dim].
+void top_k(const TopKParams& p, const Tensor& x, const Tensor& k, Tensor& values, Tensor& indices);
 void squeeze(const Tensor& x, const Tensor* axes, Tensor& y);
 void unsqueeze(const Tensor& x, const Tensor& axes, Tensor& y);
 // y = i64 1-D shape of x, dims [start, end) with ONNX clamping; end nullopt: rank.

@@ -120,6 +120,15 @@ struct FillP : InstrParams { Tensor value; };
 struct CumSumP : InstrParams { k::CumSumParams p; };
 struct TriluP : InstrParams { bool upper = true; };
 struct ResizeP : InstrParams { k::ResizeParams p; };
+struct DepthSpaceP : InstrParams {
+  std::int64_t blocksize = 1;
+  bool crd = false;  // DepthToSpace's mode; SpaceToDepth has none
+};
+struct EyeLikeP : InstrParams {
+  std::optional<DType> dtype;  // nullopt: the input's
+  std::int64_t k = 0;
+};
+struct TopKP : InstrParams { k::TopKParams p; };
 
 // --- adapters -------------------------------------------------------------
 
@@ -137,6 +146,27 @@ void run_float_test(const InstrParams& p, const KernelCall& c) {
 
 void run_resize(const InstrParams& p, const KernelCall& c) {
   k::resize(as<ResizeP>(p).p, c.input(0), c.optional_input(1), c.optional_input(2), c.optional_input(3), c.output(0));
+}
+
+void run_depth_to_space(const InstrParams& p, const KernelCall& c) {
+  k::depth_to_space(as<DepthSpaceP>(p).blocksize, as<DepthSpaceP>(p).crd, c.input(0), c.output(0));
+}
+
+void run_space_to_depth(const InstrParams& p, const KernelCall& c) {
+  k::space_to_depth(as<DepthSpaceP>(p).blocksize, c.input(0), c.output(0));
+}
+
+void run_eye_like(const InstrParams& p, const KernelCall& c) {
+  k::eye_like(as<EyeLikeP>(p).dtype, as<EyeLikeP>(p).k, c.input(0), c.output(0));
+}
+
+// OneHot's depth and TopK's k are inputs, read by the kernels at run time.
+void run_one_hot(const InstrParams& p, const KernelCall& c) {
+  k::one_hot(as<AxisP>(p).axis, c.input(0), c.input(1), c.input(2), c.output(0));
+}
+
+void run_top_k(const InstrParams& p, const KernelCall& c) {
+  k::top_k(as<TopKP>(p).p, c.input(0), c.input(1), c.output(0), c.output(1));
 }
 
 void run_sum(const InstrParams&, const KernelCall& c) { k::sum_of(all_inputs(c), false, c.output(0)); }
@@ -585,6 +615,39 @@ KernelBinding bind_resize(const AttrReader& a) {
   return make(run_resize, std::move(p));
 }
 
+// DepthToSpace's blocksize and mode, checked by its shape rule; SpaceToDepth's blocksize.
+KernelBinding bind_depth_space(const AttrReader& a, OpKind op) {
+  auto p = std::make_unique<DepthSpaceP>();
+  p->blocksize = a.get_int("blocksize");
+  if (op == OpKind::DepthToSpace) {
+    p->crd = a.get_string("mode") == "CRD";
+    return make(run_depth_to_space, std::move(p));
+  }
+  return make(run_space_to_depth, std::move(p));
+}
+
+// EyeLike's dtype name (the importer converts ONNX's enum), when given, and
+// k. An f32 dtype becomes f64 in the fp64 reference mode, as Cast's does.
+KernelBinding bind_eye_like(const AttrReader& a, const CompileOptions& opts) {
+  auto p = std::make_unique<EyeLikeP>();
+  if (a.has("dtype")) {
+    const std::string name = a.get_string("dtype");
+    p->dtype = parse_dtype(name);
+    if (!p->dtype) a.fail("attribute 'dtype' is '" + name + "', expected one of f32, f64, i64, i32, bool");
+    if (opts.promote_f32_to_f64 && *p->dtype == DType::F32) p->dtype = DType::F64;
+  }
+  p->k = a.get_int("k");
+  return make(run_eye_like, std::move(p));
+}
+
+KernelBinding bind_top_k(const AttrReader& a) {
+  auto p = std::make_unique<TopKP>();
+  p->p.axis = a.get_int("axis");
+  p->p.largest = a.get_int("largest") != 0;
+  p->p.sorted = a.get_int("sorted") != 0;
+  return make(run_top_k, std::move(p));
+}
+
 KernelBinding bind_mod(const AttrReader& a) {
   auto p = std::make_unique<ModP>();
   p->fmod = a.get_int("fmod") != 0;
@@ -716,6 +779,10 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     }
     case OpKind::Mod: return bind_mod(a);
     case OpKind::Resize: return bind_resize(a);
+    case OpKind::DepthToSpace: case OpKind::SpaceToDepth: return bind_depth_space(a, n.op);
+    case OpKind::EyeLike: return bind_eye_like(a, opts);
+    case OpKind::OneHot: return with_axis(run_one_hot, a.get_int("axis"));
+    case OpKind::TopK: return bind_top_k(a);
     case OpKind::Dropout: return plain(run_dropout);
     case OpKind::MatMul: return plain(opts.promote_f32_to_f64 ? run_matmul : run_matmul_onednn);
     case OpKind::Gemm: return bind_gemm(a, opts);
