@@ -45,7 +45,7 @@ Family family_of(OpKind op) {
     case OpKind::Min: case OpKind::Equal: case OpKind::Less: case OpKind::Greater: case OpKind::Where:
     case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Mod: case OpKind::PRelu: case OpKind::Sum:
     case OpKind::Mean: return Family::Broadcast;
-    case OpKind::Conv: case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::GlobalAveragePool:
+    case OpKind::Conv: case OpKind::ConvTranspose: case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::GlobalAveragePool:
     case OpKind::BatchNormalization: return Family::PerSample;
     case OpKind::LayerNormalization: return Family::LayerNorm;
     // Hardmax, like Softmax (opset 13), looks along its one axis only.
@@ -266,7 +266,7 @@ Categories rule_broadcast(const NodeScope& s) {
   return s.all(out);
 }
 
-// Conv, pooling, BatchNormalization (inference): each sample of axis 0 alone,
+// Conv, ConvTranspose, pooling, BatchNormalization (inference): each sample of axis 0 alone,
 // with constant weights. A second output (MaxPool's Indices, which are
 // flattened over the batch, or training statistics) is rejected.
 Categories rule_per_sample(const NodeScope& s) {

@@ -61,6 +61,11 @@ Attrs attrs_of(OpKind op) {
               absent("pads", AttrType::Ints),         absent("dilations", AttrType::Ints),
               opt("group", AttrType::Int, I{1}),      opt("auto_pad", AttrType::String, std::string("NOTSET")),
               channels_last()};
+    case OpKind::ConvTranspose:
+      return {absent("kernel_shape", AttrType::Ints),   absent("strides", AttrType::Ints),
+              absent("pads", AttrType::Ints),           absent("dilations", AttrType::Ints),
+              absent("output_padding", AttrType::Ints), absent("output_shape", AttrType::Ints),
+              opt("group", AttrType::Int, I{1}),        opt("auto_pad", AttrType::String, std::string("NOTSET"))};
     case OpKind::MaxPool:
       return {req("kernel_shape", AttrType::Ints),         absent("strides", AttrType::Ints),
               absent("pads", AttrType::Ints),              absent("dilations", AttrType::Ints),
@@ -190,6 +195,7 @@ InferFn infer_of(OpKind op) {
     case OpKind::MatMul: return infer_matmul;
     case OpKind::Gemm: return infer_gemm;
     case OpKind::Conv: return infer_conv;
+    case OpKind::ConvTranspose: return infer_conv_transpose;
     case OpKind::MaxPool:
     case OpKind::AveragePool: return infer_pool;
     case OpKind::GlobalAveragePool: return infer_global_pool;

@@ -49,6 +49,7 @@ void infer_clip(InferContext& ctx);
 void infer_matmul(InferContext& ctx);
 void infer_gemm(InferContext& ctx);
 void infer_conv(InferContext& ctx);
+void infer_conv_transpose(InferContext& ctx);
 
 // shape_rules_reduce.cpp
 void infer_reduce(InferContext& ctx);  // the ReduceX family

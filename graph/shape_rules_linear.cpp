@@ -1,4 +1,4 @@
-// Shape rules of MatMul, Gemm and Conv: inner-dim equalities, batch
+// Shape rules of MatMul, Gemm, Conv and ConvTranspose: inner-dim equalities, batch
 // broadcasting and convolution output lengths as symbolic expressions.
 #include "graph/shape_rules.h"
 
@@ -155,6 +155,64 @@ void infer_conv(InferContext& ctx) {
     ctx.assert_equal(ctx.input_type(2).shape[0], w[0], "bias length vs output channels");
   }
   ctx.set_output(0, ValueType{ctx.input_type(0).dtype, channels_last ? channels_last_of(out) : out});
+}
+
+// ConvTranspose: 1-D to 3-D, [N, C, spatial...] * [C, M/group, k...] ->
+// [N, M, out...], out = stride * (in - 1) + output_padding + (k - 1) *
+// dilation + 1 - pads, or output_shape when given, or in * stride under
+// auto_pad SAME_* (kernels/conv_transpose_geometry.h).
+void infer_conv_transpose(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::F32, DType::F64});
+  expect_dtype_of_first(ctx, 1);
+  expect_min_rank(ctx, 0, 3);
+  const DimVector& x = ctx.input_type(0).shape;
+  const DimVector& w = ctx.input_type(1).shape;
+  const int spatial = static_cast<int>(x.size()) - 2;
+  if (spatial > 3) {
+    ctx.fail(ErrorKind::Model, "only 1-D to 3-D transposed convolution is supported, got " +
+                                   std::to_string(spatial) + "-D input " + ctx.input_type(0).to_string());
+  }
+  ctx.expect_rank(1, spatial + 2);
+  const std::size_t n = static_cast<std::size_t>(spatial);
+  ConvParams p = read_conv_params(ctx, n);
+  const std::vector<std::int64_t> output_padding = ints_or(ctx, "output_padding", n, 0);
+  const std::vector<std::int64_t> output_shape = ints_or(ctx, "output_shape", n, -1);
+  const std::int64_t group = ctx.attr_int("group");
+  if (group < 1) ctx.fail(ErrorKind::Model, "attribute 'group' is " + std::to_string(group) + ", expected >= 1");
+  ctx.assert_equal(x[1], w[0], "input channels vs weight dim 0");
+  if (w[0].is_constant() && w[0].value() % group != 0) {
+    ctx.fail(ErrorKind::Shape, "input channels " + w[0].to_string() + " are not divisible by group " +
+                                   std::to_string(group));
+  }
+  const Dim out_channels = w[1] * Dim(group);
+  DimVector out{x[0], out_channels};
+  const bool same = p.auto_pad == "SAME_UPPER" || p.auto_pad == "SAME_LOWER";
+  for (std::size_t s = 0; s < n; ++s) {
+    if (output_padding[s] < 0) ctx.fail(ErrorKind::Model, "attribute 'output_padding' must be >= 0");
+    Dim k = w[s + 2];
+    if (p.kernel[s] >= 0) {
+      ctx.assert_equal(k, Dim(p.kernel[s]), "kernel_shape vs weight dims");
+      k = Dim(p.kernel[s]);
+    }
+    if (ctx.has_attr("output_shape")) {
+      if (output_shape[s] < 1) ctx.fail(ErrorKind::Model, "attribute 'output_shape' must hold lengths >= 1");
+      out.push_back(Dim(output_shape[s]));
+    } else if (same) {
+      out.push_back(x[s + 2] * Dim(p.strides[s]));
+    } else {
+      const std::int64_t pads = p.auto_pad == "VALID" ? 0 : p.pads[s] + p.pads[s + n];  // checked
+      std::int64_t offset = 0;
+      if (__builtin_add_overflow(output_padding[s], 1, &offset) || __builtin_sub_overflow(offset, pads, &offset))
+        ctx.fail(ErrorKind::Shape, "output_padding and pads overflow int64 on spatial axis " + std::to_string(s));
+      out.push_back(Dim(p.strides[s]) * (x[s + 2] - Dim(1)) + Dim(p.dilations[s]) * (k - Dim(1)) + Dim(offset));
+    }
+  }
+  if (ctx.has_input(2)) {
+    expect_dtype_of_first(ctx, 2);
+    ctx.expect_rank(2, 1);
+    ctx.assert_equal(ctx.input_type(2).shape[0], out_channels, "bias length vs output channels");
+  }
+  ctx.set_output(0, ValueType{ctx.input_type(0).dtype, out});
 }
 
 DimVector channels_first(const DimVector& d) {

@@ -85,6 +85,11 @@ bool onednn_gemm(const GemmParams& p, const Tensor& a, const Tensor& b, const Te
 // weights_are_constant: as for onednn_lstm (the blocked weight copy is kept).
 bool onednn_conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
                  bool weights_are_constant = false, const Epilogue& epilogue = {});
+// ConvTranspose (same arguments as kernels::conv_transpose) on oneDNN's f32
+// deconvolution, the batch in power-of-two chunks like pooling
+// (kernels/onednn/conv_transpose.cpp). Does not apply to other dtypes or
+// to a derived negative begin padding.
+bool onednn_conv_transpose(const ConvTransposeParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y);
 // ONNX LSTM (same arguments as kernels::lstm) on oneDNN's sgemm and a
 // vectorised cell update (kernels/onednn/lstm.cpp): nothing is created per
 // shape. Does not apply to a sequence_lens entry < T.

@@ -74,6 +74,20 @@ struct ConvParams {
 // 1-D (x [N, C, W]) and 2-D (x [N, C, H, W]) convolution, w [M, C/group, k...], b [M].
 void conv(const ConvParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y);
 
+struct ConvTransposeParams {
+  std::vector<std::int64_t> kernel_shape;    // empty: taken from w
+  std::vector<std::int64_t> strides;         // empty: all 1
+  std::vector<std::int64_t> pads;            // empty: all 0; else begins then ends (2 * spatial)
+  std::vector<std::int64_t> dilations;       // empty: all 1
+  std::vector<std::int64_t> output_padding;  // empty: all 0; added at the end of each axis
+  std::vector<std::int64_t> output_shape;    // empty: from the pads; else spatial lengths (pads derived)
+  std::int64_t group = 1;
+  AutoPad auto_pad = AutoPad::NotSet;
+};
+// 1-D to 3-D transposed convolution (conv_transpose_geometry.h): x [N, C,
+// spatial...], w [C, M/group, k...], b [M] -> y [N, M, out...].
+void conv_transpose(const ConvTransposeParams& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y);
+
 struct ReduceParams {
   ReduceOp op = ReduceOp::Sum;
   std::vector<std::int64_t> axes;  // may be negative; empty: all axes (unless noop_with_empty_axes)

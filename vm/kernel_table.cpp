@@ -88,6 +88,7 @@ struct ConvP : InstrParams {
   k::ConvParams p;
   bool weights_are_constant = false;  // W is a graph constant
 };
+struct ConvTransposeP : InstrParams { k::ConvTransposeParams p; };
 struct ReduceP : InstrParams {
   k::ReduceParams p;
   bool axes_at_run_time = false;
@@ -225,6 +226,16 @@ void run_conv_onednn(const InstrParams& p, const KernelCall& c) {
   const ConvP& cp = as<ConvP>(p);
   if (!k::onednn_enabled() || !k::onednn_conv(cp.p, c.input(0), c.input(1), c.optional_input(2), c.output(0), cp.weights_are_constant))
     k::conv(cp.p, c.input(0), c.input(1), c.optional_input(2), c.output(0));
+}
+
+void run_conv_transpose(const InstrParams& p, const KernelCall& c) {
+  k::conv_transpose(as<ConvTransposeP>(p).p, c.input(0), c.input(1), c.optional_input(2), c.output(0));
+}
+
+void run_conv_transpose_onednn(const InstrParams& p, const KernelCall& c) {
+  const k::ConvTransposeParams& cp = as<ConvTransposeP>(p).p;
+  if (!k::onednn_enabled() || !k::onednn_conv_transpose(cp, c.input(0), c.input(1), c.optional_input(2), c.output(0)))
+    k::conv_transpose(cp, c.input(0), c.input(1), c.optional_input(2), c.output(0));
 }
 
 void run_reduce(const InstrParams& p, const KernelCall& c) {
@@ -474,6 +485,30 @@ KernelBinding bind_gemm(const AttrReader& a, const CompileOptions& opts) {
   return make(opts.promote_f32_to_f64 ? run_gemm : run_gemm_onednn, std::move(p));
 }
 
+// The auto_pad attribute of Conv and ConvTranspose.
+k::AutoPad auto_pad_of(const AttrReader& a) {
+  const std::string pad = a.get_string("auto_pad");
+  if (pad == "NOTSET") return k::AutoPad::NotSet;
+  if (pad == "SAME_UPPER") return k::AutoPad::SameUpper;
+  if (pad == "SAME_LOWER") return k::AutoPad::SameLower;
+  if (pad == "VALID") return k::AutoPad::Valid;
+  a.fail("unknown auto_pad \"" + pad + "\"");
+}
+
+// ConvTranspose's geometry attributes, output_padding, output_shape and auto_pad.
+KernelBinding bind_conv_transpose(const AttrReader& a, const CompileOptions& opts) {
+  auto p = std::make_unique<ConvTransposeP>();
+  p->p.kernel_shape = a.get_ints("kernel_shape");
+  p->p.strides = a.get_ints("strides");
+  p->p.pads = a.get_ints("pads");
+  p->p.dilations = a.get_ints("dilations");
+  p->p.output_padding = a.get_ints("output_padding");
+  p->p.output_shape = a.get_ints("output_shape");
+  p->p.group = a.get_int("group");
+  p->p.auto_pad = auto_pad_of(a);
+  return make(opts.promote_f32_to_f64 ? run_conv_transpose : run_conv_transpose_onednn, std::move(p));
+}
+
 // Conv's geometry attributes and auto_pad.
 KernelBinding bind_conv(const AttrReader& a, const CompileOptions& opts) {
   auto p = std::make_unique<ConvP>();
@@ -482,12 +517,7 @@ KernelBinding bind_conv(const AttrReader& a, const CompileOptions& opts) {
   p->p.pads = a.get_ints("pads");
   p->p.dilations = a.get_ints("dilations");
   p->p.group = a.get_int("group");
-  const std::string pad = a.get_string("auto_pad");
-  if (pad == "NOTSET") p->p.auto_pad = k::AutoPad::NotSet;
-  else if (pad == "SAME_UPPER") p->p.auto_pad = k::AutoPad::SameUpper;
-  else if (pad == "SAME_LOWER") p->p.auto_pad = k::AutoPad::SameLower;
-  else if (pad == "VALID") p->p.auto_pad = k::AutoPad::Valid;
-  else a.fail("unknown auto_pad \"" + pad + "\"");
+  p->p.auto_pad = auto_pad_of(a);
   p->p.channels_last = a.get_int("channels_last") != 0;
   // Constants live in pinned registers that are never written, so their blocked copy may be kept.
   p->weights_are_constant = a.constant_input(1);
@@ -787,6 +817,7 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     case OpKind::MatMul: return plain(opts.promote_f32_to_f64 ? run_matmul : run_matmul_onednn);
     case OpKind::Gemm: return bind_gemm(a, opts);
     case OpKind::Conv: return bind_conv(a, opts);
+    case OpKind::ConvTranspose: return bind_conv_transpose(a, opts);
     case OpKind::MaxPool:
     case OpKind::AveragePool: return bind_pool(a, n, opts);
     case OpKind::GlobalAveragePool:

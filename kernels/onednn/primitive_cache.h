@@ -23,7 +23,7 @@
 namespace canary::kernels::onednn {
 
 enum class PrimitiveKind : std::uint8_t {
-  MatMul, Gemm, Conv, Softmax, LayerNorm,
+  MatMul, Gemm, Conv, ConvTranspose, Softmax, LayerNorm,
   Pool, GlobalAveragePool, BatchNorm, Reduce, Transpose,
 };
 
