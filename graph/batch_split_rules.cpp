@@ -68,8 +68,9 @@ Family family_of(OpKind op) {
     case OpKind::Split: return Family::Split;
     case OpKind::Slice: return Family::Slice;
     case OpKind::Gather: return Family::Gather;
-    // Its indices carry the batch too; not split until a rule checks both.
-    case OpKind::GatherElements: return Family::Unsupported;
+    // Their indices (and updates) carry the batch too; not split until a rule checks them all.
+    case OpKind::GatherElements: case OpKind::GatherND: case OpKind::ScatterND: case OpKind::ScatterElements:
+      return Family::Unsupported;
     // Resize's sizes or scales name the batch dim too.
     case OpKind::Resize: return Family::Unsupported;
     case OpKind::Pad: return Family::Pad;

@@ -106,6 +106,11 @@ Attrs attrs_of(OpKind op) {
     case OpKind::Concat: return {req("axis", AttrType::Int)};
     case OpKind::Gather:
     case OpKind::GatherElements: return {opt("axis", AttrType::Int, I{0})};
+    case OpKind::GatherND: return {opt("batch_dims", AttrType::Int, I{0})};
+    // reduction: "add" and "mul" from opset 16, "max" and "min" from opset 18.
+    case OpKind::ScatterND: return {opt("reduction", AttrType::String, std::string("none"))};
+    case OpKind::ScatterElements:
+      return {opt("axis", AttrType::Int, I{0}), opt("reduction", AttrType::String, std::string("none"))};
     case OpKind::Shape: return {opt("start", AttrType::Int, I{0}), absent("end", AttrType::Int)};
     case OpKind::Cast: return {req("to", AttrType::String)};
     case OpKind::Flatten: return {opt("axis", AttrType::Int, I{1})};
@@ -223,6 +228,9 @@ InferFn infer_of(OpKind op) {
     case OpKind::Slice: return infer_slice;
     case OpKind::Gather: return infer_gather;
     case OpKind::GatherElements: return infer_gather_elements;
+    case OpKind::GatherND: return infer_gather_nd;
+    case OpKind::ScatterND: return infer_scatter_nd;
+    case OpKind::ScatterElements: return infer_scatter_elements;
     case OpKind::Squeeze: return infer_squeeze;
     case OpKind::Unsqueeze: return infer_unsqueeze;
     case OpKind::Shape: return infer_shape;

@@ -113,6 +113,11 @@ void infer_squeeze(InferContext& ctx);
 void infer_unsqueeze(InferContext& ctx);
 void infer_trilu(InferContext& ctx);
 
+// shape_rules_scatter_gather.cpp
+void infer_gather_nd(InferContext& ctx);         // GatherND (opset 13): batch_dims
+void infer_scatter_nd(InferContext& ctx);        // ScatterND (opset 18): reduction
+void infer_scatter_elements(InferContext& ctx);  // ScatterElements (opset 18): axis, reduction
+
 // shape_rules_layout_index.cpp
 void infer_depth_to_space(InferContext& ctx);  // DepthToSpace (opset 13): DCR or CRD
 void infer_space_to_depth(InferContext& ctx);  // SpaceToDepth (opset 13)

@@ -147,6 +147,35 @@ void gather(std::int64_t axis, const Tensor& data, const Tensor& indices, Tensor
 // data off the axis), y[i] = data[i with i[axis] = indices[i]]; negative
 // indices count from the end, out-of-range ones are an Error(Input).
 void gather_elements(std::int64_t axis, const Tensor& data, const Tensor& indices, Tensor& y);
+// GatherND (opset 13, reference/gather_nd.cpp): data of rank r, i64
+// indices of rank q whose last dim k (in [1, r - b]) is the length of each
+// index tuple; the first b = batch_dims dims (b < min(q, r)) of data and
+// indices are equal and pair the tuples with their batch. y is
+// indices.shape[:-1] + data.shape[b + k:], each tuple's slice of data.
+// Negative indices count from the end; out-of-range ones are an Error(Input).
+void gather_nd(std::int64_t batch_dims, const Tensor& data, const Tensor& indices, Tensor& y);
+// How ScatterND and ScatterElements combine an update with the element it
+// lands on (the `reduction` attribute, opsets 16 and 18): None replaces it.
+// Integers add and multiply with wraparound; for bool, Add and Max are or,
+// Mul and Min are and, as NumPy computes them.
+enum class ScatterReduction { None, Add, Mul, Max, Min };
+// ScatterND (opset 18, reference/scatter_nd.cpp): y is a copy of data (rank
+// r) where each tuple of the i64 indices (last dim k in [1, r]) names a
+// slice data.shape[k:] that takes the matching slice of updates (shape
+// indices.shape[:-1] + data.shape[k:]), tuples in order, so with None a
+// repeated tuple keeps its last update. Max and Min are NumPy's maximum and
+// minimum, which keep a NaN from either side, as ONNX's reference does.
+void scatter_nd(ScatterReduction reduction, const Tensor& data, const Tensor& indices, const Tensor& updates,
+                Tensor& y);
+// ScatterElements (opset 18, reference/scatter_elements.cpp): the inverse of
+// GatherElements. y is a copy of data where element i of updates (shaped
+// like the i64/i32 indices, data's rank, no larger than data off the axis)
+// lands on i with i[axis] replaced by indices[i], in row-major order of i.
+// Max and Min are Python's max and min, as ONNX's reference uses: an update
+// replaces the element only when strictly larger (smaller), so a NaN neither
+// replaces nor is replaced.
+void scatter_elements(std::int64_t axis, ScatterReduction reduction, const Tensor& data, const Tensor& indices,
+                      const Tensor& updates, Tensor& y);
 // Trilu (opset 14, reference/trilu.cpp): each matrix of the last two dims
 // (rank >= 2, any dtype) keeps element (i, j) where j - i >= k (upper) or
 // j - i <= k (lower) and is 0 elsewhere; k is an optional 0-D i64 tensor

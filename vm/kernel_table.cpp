@@ -130,6 +130,11 @@ struct EyeLikeP : InstrParams {
   std::int64_t k = 0;
 };
 struct TopKP : InstrParams { k::TopKParams p; };
+struct GatherNdP : InstrParams { std::int64_t batch_dims = 0; };
+struct ScatterP : InstrParams {
+  std::int64_t axis = 0;  // ScatterElements only
+  k::ScatterReduction reduction = k::ScatterReduction::None;
+};
 
 // --- adapters -------------------------------------------------------------
 
@@ -311,6 +316,19 @@ void run_gather(const InstrParams& p, const KernelCall& c) {
 
 void run_gather_elements(const InstrParams& p, const KernelCall& c) {
   k::gather_elements(as<AxisP>(p).axis, c.input(0), c.input(1), c.output(0));
+}
+
+void run_gather_nd(const InstrParams& p, const KernelCall& c) {
+  k::gather_nd(as<GatherNdP>(p).batch_dims, c.input(0), c.input(1), c.output(0));
+}
+
+void run_scatter_nd(const InstrParams& p, const KernelCall& c) {
+  k::scatter_nd(as<ScatterP>(p).reduction, c.input(0), c.input(1), c.input(2), c.output(0));
+}
+
+void run_scatter_elements(const InstrParams& p, const KernelCall& c) {
+  const auto& s = as<ScatterP>(p);
+  k::scatter_elements(s.axis, s.reduction, c.input(0), c.input(1), c.input(2), c.output(0));
 }
 
 // Trilu's k and CumSum's axis are inputs, passed as tensors: the kernels
@@ -576,6 +594,28 @@ KernelBinding bind_cumsum(const AttrReader& a) {
   p->p.exclusive = a.get_int("exclusive") != 0;
   p->p.reverse = a.get_int("reverse") != 0;
   return make(run_cumsum, std::move(p));
+}
+
+KernelBinding bind_gather_nd(const AttrReader& a) {
+  auto p = std::make_unique<GatherNdP>();
+  p->batch_dims = a.get_int("batch_dims");
+  return make(run_gather_nd, std::move(p));
+}
+
+// ScatterND's and ScatterElements' reduction, checked by their shape rules
+// too; ScatterElements' axis.
+KernelBinding bind_scatter(const AttrReader& a, OpKind op) {
+  auto p = std::make_unique<ScatterP>();
+  const std::string r = a.get_string("reduction");
+  if (r == "none") p->reduction = k::ScatterReduction::None;
+  else if (r == "add") p->reduction = k::ScatterReduction::Add;
+  else if (r == "mul") p->reduction = k::ScatterReduction::Mul;
+  else if (r == "max") p->reduction = k::ScatterReduction::Max;
+  else if (r == "min") p->reduction = k::ScatterReduction::Min;
+  else a.fail("reduction \"" + r + "\" is not one of none, add, mul, max, min");
+  if (op == OpKind::ScatterND) return make(run_scatter_nd, std::move(p));
+  p->axis = a.get_int("axis");
+  return make(run_scatter_elements, std::move(p));
 }
 
 KernelBinding bind_trilu(const AttrReader& a) {
@@ -864,6 +904,8 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     case OpKind::Slice: return plain(run_slice);
     case OpKind::Gather: return with_axis(run_gather, a.get_int("axis"));
     case OpKind::GatherElements: return with_axis(run_gather_elements, a.get_int("axis"));
+    case OpKind::GatherND: return bind_gather_nd(a);
+    case OpKind::ScatterND: case OpKind::ScatterElements: return bind_scatter(a, n.op);
     case OpKind::Squeeze: return plain(run_squeeze);
     case OpKind::Unsqueeze: return plain(run_unsqueeze);
     case OpKind::Shape: return bind_shape(a);
