@@ -45,8 +45,8 @@ Family family_of(OpKind op) {
     case OpKind::Min: case OpKind::Equal: case OpKind::Less: case OpKind::Greater: case OpKind::Where:
     case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Mod: case OpKind::PRelu: case OpKind::Sum:
     case OpKind::Mean: return Family::Broadcast;
-    case OpKind::Conv: case OpKind::ConvTranspose: case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::GlobalAveragePool:
-    case OpKind::BatchNormalization: return Family::PerSample;
+    case OpKind::Conv: case OpKind::ConvTranspose: case OpKind::MaxPool: case OpKind::AveragePool:
+    case OpKind::GlobalAveragePool: case OpKind::BatchNormalization: case OpKind::LRN: return Family::PerSample;
     case OpKind::LayerNormalization: return Family::LayerNorm;
     // Hardmax, like Softmax (opset 13), looks along its one axis only.
     case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::Hardmax: return Family::Softmax;
@@ -75,7 +75,7 @@ Family family_of(OpKind op) {
     case OpKind::Resize: return Family::Unsupported;
     case OpKind::Pad: return Family::Pad;
     case OpKind::Tile: return Family::Tile;
-    case OpKind::LSTM: case OpKind::GRU: return Family::Recurrent;
+    case OpKind::LSTM: case OpKind::GRU: case OpKind::RNN: return Family::Recurrent;
     case OpKind::Shape: return Family::Shape;
     // The element count of a batched value is the batch size times the
     // rest: a slice would count its own samples only, so it is not split.
@@ -267,9 +267,10 @@ Categories rule_broadcast(const NodeScope& s) {
   return s.all(out);
 }
 
-// Conv, ConvTranspose, pooling, BatchNormalization (inference): each sample of axis 0 alone,
-// with constant weights. A second output (MaxPool's Indices, which are
-// flattened over the batch, or training statistics) is rejected.
+// Conv, ConvTranspose, pooling, BatchNormalization (inference), LRN (a
+// window over the channels of one sample): each sample of axis 0 alone, with
+// constant weights. A second output (MaxPool's Indices, which are flattened
+// over the batch, or training statistics) is rejected.
 Categories rule_per_sample(const NodeScope& s) {
   for (int i = 1; i < s.num_inputs(); ++i) s.expect_constant(i);
   const int axis = s.batch_axis(0);
@@ -621,7 +622,7 @@ Categories rule_tile(const NodeScope& s) {
   return s.all(s.in(0).on_axis(axis));
 }
 
-// LSTM, GRU (inputs X W R B sequence_lens initial_h [initial_c P]): layout 0
+// LSTM, GRU, RNN (inputs X W R B sequence_lens initial_h [initial_c P]): layout 0
 // has X [T, N, I], states [D, N, H], Y [T, D, N, H]; layout 1 puts N first in
 // all three. Weights must be constant, sequence_lens and states per-sample.
 Categories rule_recurrent(const NodeScope& s) {

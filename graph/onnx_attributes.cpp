@@ -1,7 +1,7 @@
 // ONNX attributes to IR attributes: names and types checked against the op's
-// schema, Cast's `to` and EyeLike's `dtype` enums to dtype names, LSTM's activation list to one
-// string, attributes our ops lack accepted only at their ONNX defaults, and
-// the values of Constant nodes.
+// schema, Cast's `to` and EyeLike's `dtype` enums to dtype names, the
+// recurrent ops' activation lists to one string, attributes our ops lack
+// accepted only at their ONNX defaults, and the values of Constant nodes.
 #include "graph/onnx_import_internal.h"
 #include "graph/op_registry.h"
 
@@ -39,11 +39,15 @@ const AttrSpec* find_spec(OpKind op, std::string_view name) {
   return nullptr;
 }
 
+// LSTM, GRU and RNN: their activations arrive as a list of names.
+bool is_recurrent(OpKind op) { return op == OpKind::LSTM || op == OpKind::GRU || op == OpKind::RNN; }
+
 // True for ONNX attributes of `op` that the IR lacks; only their ONNX
-// defaults (empty lists) are accepted, and they are dropped.
+// defaults (empty lists) are accepted, and they are dropped. The recurrent
+// activations Canary supports take no parameters, so activation_alpha and
+// activation_beta would have nothing to apply to.
 bool is_default_only(const onnx::NodeProto& node, OpKind op, const AttributeProto& a) {
-  const bool recurrent = op == OpKind::LSTM || op == OpKind::GRU;
-  if (!recurrent || (a.name() != "activation_alpha" && a.name() != "activation_beta")) return false;
+  if (!is_recurrent(op) || (a.name() != "activation_alpha" && a.name() != "activation_beta")) return false;
   if (a.floats_size() > 0) {
     fail(describe_attr(node, a) + " is not supported (only the default activation parameters are)");
   }
@@ -58,7 +62,7 @@ AttrValue cast_target(const onnx::NodeProto& node, const AttributeProto& a) {
   return std::string(dtype_name(dtype_from_onnx(a.i(), describe_attr(node, a))));
 }
 
-// LSTM's and GRU's `activations`: a list of names joined with commas.
+// The recurrent ops' `activations`: a list of names joined with commas.
 AttrValue joined_names(const onnx::NodeProto& node, const AttributeProto& a) {
   if (type_of(a) != AttributeProto::STRINGS) {
     fail(describe_attr(node, a) + " has type " + onnx_type_name(type_of(a)) + ", expected STRINGS");
@@ -118,7 +122,7 @@ AttrValue convert(const onnx::NodeProto& node, OpKind op, const AttributeProto& 
                   const SubgraphImport& import_subgraph) {
   if ((op == OpKind::Cast && a.name() == "to") || (op == OpKind::EyeLike && a.name() == "dtype"))
     return cast_target(node, a);
-  if ((op == OpKind::LSTM || op == OpKind::GRU) && a.name() == "activations") return joined_names(node, a);
+  if (is_recurrent(op) && a.name() == "activations") return joined_names(node, a);
   std::optional<AttrType> type = ir_type_of(type_of(a));
   if (type != spec.type) {
     fail(describe_attr(node, a) + " has type " + onnx_type_name(type_of(a)) + ", expected " +

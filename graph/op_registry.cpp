@@ -101,6 +101,9 @@ Attrs attrs_of(OpKind op) {
     case OpKind::BatchNormalization:
       return {opt("epsilon", AttrType::Float, 1e-5), opt("momentum", AttrType::Float, 0.9),
               opt("training_mode", AttrType::Int, I{0})};
+    case OpKind::LRN:
+      return {opt("alpha", AttrType::Float, 1e-4), opt("beta", AttrType::Float, 0.75),
+              opt("bias", AttrType::Float, 1.0), req("size", AttrType::Int)};
     case OpKind::Reshape: return {opt("allowzero", AttrType::Int, I{0})};
     case OpKind::Transpose: return {absent("perm", AttrType::Ints)};
     case OpKind::Concat: return {req("axis", AttrType::Int)};
@@ -138,6 +141,13 @@ Attrs attrs_of(OpKind op) {
               opt("layout", AttrType::Int, I{0}),
               absent("clip", AttrType::Float),
               opt("linear_before_reset", AttrType::Int, I{0}),
+              absent("activations", AttrType::String)};
+    case OpKind::RNN:
+      // activations: comma-separated names ("Tanh" or "Relu,Sigmoid"), as for LSTM.
+      return {req("hidden_size", AttrType::Int),
+              opt("direction", AttrType::String, std::string("forward")),
+              opt("layout", AttrType::Int, I{0}),
+              absent("clip", AttrType::Float),
               absent("activations", AttrType::String)};
     case OpKind::Mod: return {opt("fmod", AttrType::Int, I{0})};
     case OpKind::IsInf: return {opt("detect_negative", AttrType::Int, I{1}), opt("detect_positive", AttrType::Int, I{1})};
@@ -222,6 +232,7 @@ InferFn infer_of(OpKind op) {
     case OpKind::ArgMin: return infer_arg_reduce;
     case OpKind::LayerNormalization: return infer_layer_norm;
     case OpKind::BatchNormalization: return infer_batch_norm;
+    case OpKind::LRN: return infer_lrn;
     case OpKind::Reshape: return infer_reshape;
     case OpKind::Transpose: return infer_transpose;
     case OpKind::Concat: return infer_concat;
@@ -253,6 +264,7 @@ InferFn infer_of(OpKind op) {
     case OpKind::Split: return infer_split;
     case OpKind::LSTM: return infer_lstm;
     case OpKind::GRU: return infer_gru;
+    case OpKind::RNN: return infer_rnn;
     case OpKind::Loop: return infer_loop;
     case OpKind::If: return infer_if;
     case OpKind::Scan: return infer_scan;

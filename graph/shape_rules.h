@@ -61,14 +61,15 @@ void infer_layer_norm(InferContext& ctx);
 // shape_rules_lstm.cpp
 void infer_lstm(InferContext& ctx);
 
-// shape_rules_recurrent.cpp: checks shared by LSTM and GRU (inputs X W R B
-// sequence_lens initial_h at 0..5). W and R hold gates*H rows, B bias_gates*H.
+// shape_rules_recurrent.cpp: checks shared by LSTM, GRU and RNN (inputs X W R
+// B sequence_lens initial_h at 0..5). W and R hold gates*H rows, B bias_gates*H.
 struct RecurrentRuleSpec {
   std::int64_t gates = 0;
   std::int64_t bias_gates = 0;
   std::vector<int> float_inputs;           // inputs that must share X's dtype
   std::vector<const char*> activations;    // the defaults of one direction
   std::vector<const char*> binary_flags;   // integer attributes that must be 0 or 1
+  std::vector<const char*> alternatives;   // other activations accepted at any position
 };
 // Dims derived by infer_recurrent_frame: T, B, D, H and the state shape.
 struct RecurrentFrame {
@@ -79,7 +80,7 @@ struct RecurrentFrame {
 };
 // Checks input i's full shape against expected (an absent input passes).
 void check_recurrent_shape(InferContext& ctx, int i, const DimVector& expected, const char* what);
-// Runs the checks shared by LSTM and GRU, through initial_h, and returns the derived dims.
+// Runs the checks shared by LSTM, GRU and RNN, through initial_h, and returns the derived dims.
 RecurrentFrame infer_recurrent_frame(InferContext& ctx, const RecurrentRuleSpec& spec);
 // Sets Y (output 0) and the final states (outputs 1..state_outputs).
 void set_recurrent_outputs(InferContext& ctx, const RecurrentFrame& f, int state_outputs);
@@ -93,6 +94,12 @@ void infer_batch_norm(InferContext& ctx);  // BatchNormalization (inference form
 
 // shape_rules_gru.cpp
 void infer_gru(InferContext& ctx);
+
+// shape_rules_rnn.cpp
+void infer_rnn(InferContext& ctx);
+
+// shape_rules_lrn.cpp
+void infer_lrn(InferContext& ctx);
 
 // shape_rules_tensor.cpp
 void infer_reshape(InferContext& ctx);

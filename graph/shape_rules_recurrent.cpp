@@ -1,4 +1,4 @@
-// Shape-rule checks shared by the recurrent ops (LSTM and GRU): dtypes,
+// Shape-rule checks shared by the recurrent ops (LSTM, GRU and RNN): dtypes,
 // scalar attributes, direction, activations and the W/R/B/sequence_lens/
 // initial_h shapes tied to hidden_size and the layout.
 #include <string>
@@ -32,23 +32,38 @@ std::vector<std::string> split_names(const std::string& text) {
   return names;
 }
 
-// Joins the default activation names as "Sigmoid, Tanh, Tanh".
+// Joins activation names as "Sigmoid, Tanh, Tanh".
 std::string join_names(const std::vector<const char*>& names) {
   std::string text;
   for (std::size_t k = 0; k < names.size(); ++k) text += (k ? ", " : "") + std::string(names[k]);
   return text;
 }
 
-// Accepts only the op's default activations, repeated once per direction.
+// True when `name` may stand at position k: the op's default there, or one of its alternatives.
+bool accepts_activation(const RecurrentRuleSpec& spec, const std::string& name, std::size_t k) {
+  if (name == spec.activations[k % spec.activations.size()]) return true;
+  for (const char* alternative : spec.alternatives)
+    if (name == alternative) return true;
+  return false;
+}
+
+// What the op supports, for the message of an unsupported activation.
+std::string supported_activations(const RecurrentRuleSpec& spec) {
+  if (spec.alternatives.empty()) return "only " + join_names(spec.activations) + " per direction is supported";
+  std::vector<const char*> all = spec.activations;
+  all.insert(all.end(), spec.alternatives.begin(), spec.alternatives.end());
+  return "supported are " + join_names(all);
+}
+
+// Accepts the op's default activations (or its alternatives), repeated once per direction.
 void check_activations(const InferContext& ctx, const RecurrentRuleSpec& spec, int directions) {
   if (!ctx.has_attr("activations")) return;
   std::vector<std::string> names = split_names(ctx.attr_string("activations"));
   const std::size_t per_direction = spec.activations.size();
   for (std::size_t k = 0; k < names.size(); ++k) {
-    if (names[k] != spec.activations[k % per_direction]) {
+    if (!accepts_activation(spec, names[k], k)) {
       ctx.fail(ErrorKind::Model, "unsupported activation '" + names[k] + "' at position " + std::to_string(k) +
-                                     " of attribute 'activations'; only " + join_names(spec.activations) +
-                                     " per direction is supported");
+                                     " of attribute 'activations'; " + supported_activations(spec));
     }
   }
   if (names.size() != per_direction * static_cast<std::size_t>(directions)) {

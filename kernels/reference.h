@@ -299,7 +299,7 @@ void pad(PadMode mode, const Tensor& x, const Tensor& pads, const Tensor* value,
 // `split` (1-D i64) or equal parts, which must divide the dim.
 void split(std::int64_t axis, const Tensor& x, const Tensor* split, std::span<Tensor* const> outputs);
 
-// --- Pooling, batch normalisation and GRU (conv and recurrent nets) ---------
+// --- Pooling, normalisation, GRU and RNN (conv and recurrent nets) ----------
 // reference/pool.cpp
 enum class PoolOp { Max, Average };
 struct PoolParams {
@@ -343,5 +343,35 @@ struct GruParams {
 // Steps past a batch entry's sequence length leave its state unchanged and write zeros to Y.
 void gru(const GruParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
          const Tensor* sequence_lens, const Tensor* initial_h, Tensor* y, Tensor* y_h);
+
+// reference/rnn.cpp
+enum class RnnDirection { Forward, Reverse, Bidirectional };
+enum class RnnActivation { Tanh, Relu, Sigmoid };
+struct RnnParams {
+  std::int64_t hidden_size = 0;
+  RnnDirection direction = RnnDirection::Forward;
+  std::optional<double> clip;  // bounds the activation's input to [-clip, clip]
+  std::int64_t layout = 0;     // 0: X [T, B, I]; 1: X [B, T, I]
+  // One per direction, forward first; a single entry serves every direction.
+  std::vector<RnnActivation> activations{RnnActivation::Tanh};
+};
+// ONNX RNN (Elman): h_t = f(W x_t + R h_{t-1} + Wb + Rb) with W [D, H, I],
+// R [D, H, H], optional bias B [D, 2H], sequence_lens [B], initial_h [D, B, H].
+// Outputs Y [T, D, B, H], Y_h [D, B, H] (layout 1: batch first; either may be null).
+// Steps past a batch entry's sequence length leave its state unchanged and write zeros to Y.
+void rnn(const RnnParams& p, const Tensor& x, const Tensor& w, const Tensor& r, const Tensor* b,
+         const Tensor* sequence_lens, const Tensor* initial_h, Tensor* y, Tensor* y_h);
+
+// reference/lrn.cpp
+struct LrnParams {
+  double alpha = 1e-4;
+  double beta = 0.75;
+  double bias = 1.0;
+  std::int64_t size = 1;  // channels in the window, >= 1
+};
+// ONNX LRN over x [N, C, spatial...] (rank >= 3): y = x / (bias + alpha / size *
+// sum of x^2 over channels [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]) ^ beta,
+// the window clipped to [0, C). Sums in double.
+void lrn(const LrnParams& p, const Tensor& x, Tensor& y);
 
 }  // namespace canary::kernels

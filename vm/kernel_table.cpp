@@ -110,6 +110,8 @@ struct LstmP : InstrParams {
 struct PoolP : InstrParams { k::PoolParams p; };
 struct BatchNormP : InstrParams { k::BatchNormParams p; };
 struct GruP : InstrParams { k::GruParams p; };
+struct RnnP : InstrParams { k::RnnParams p; };
+struct LrnP : InstrParams { k::LrnParams p; };
 struct LogicalP : InstrParams { k::LogicalOp op; };
 struct FloatTestP : InstrParams {
   bool nan = true;  // IsNaN; else IsInf with the signs below
@@ -447,6 +449,13 @@ void run_gru_onednn(const InstrParams& p, const KernelCall& c) {
                      c.optional_input(5), c.optional_output(0), c.optional_output(1)))
     run_gru(p, c);
 }
+
+void run_rnn(const InstrParams& p, const KernelCall& c) {
+  k::rnn(as<RnnP>(p).p, c.input(0), c.input(1), c.input(2), c.optional_input(3), c.optional_input(4),
+         c.optional_input(5), c.optional_output(0), c.optional_output(1));
+}
+
+void run_lrn(const InstrParams& p, const KernelCall& c) { k::lrn(as<LrnP>(p).p, c.input(0), c.output(0)); }
 
 // --- parameter decoding ---------------------------------------------------
 
@@ -806,6 +815,54 @@ KernelBinding bind_gru(const AttrReader& a, const CompileOptions& opts) {
   return make(opts.promote_f32_to_f64 ? run_gru : run_gru_onednn, std::move(p));
 }
 
+// One RNN activation name as the kernel enum.
+k::RnnActivation decode_rnn_activation(const AttrReader& a, const std::string& name) {
+  if (name == "Tanh") return k::RnnActivation::Tanh;
+  if (name == "Relu") return k::RnnActivation::Relu;
+  if (name == "Sigmoid") return k::RnnActivation::Sigmoid;
+  a.fail("unsupported activation '" + name + "' (Tanh, Relu and Sigmoid are supported)");
+}
+
+// RNN's `activations` ("Tanh" or "Relu, Sigmoid"): one per direction, checked by its shape rule.
+std::vector<k::RnnActivation> decode_rnn_activations(const AttrReader& a) {
+  std::vector<k::RnnActivation> acts;
+  std::string name;
+  for (char ch : a.get_string("activations") + ",") {
+    if (ch == ',') {
+      acts.push_back(decode_rnn_activation(a, name));
+      name.clear();
+    } else if (ch != ' ') {
+      name += ch;
+    }
+  }
+  return acts;
+}
+
+// RNN (reference kernel in every tier).
+KernelBinding bind_rnn(const AttrReader& a) {
+  auto p = std::make_unique<RnnP>();
+  p->p.hidden_size = a.get_int("hidden_size");
+  const std::string dir = a.get_string("direction");
+  if (dir == "forward") p->p.direction = k::RnnDirection::Forward;
+  else if (dir == "reverse") p->p.direction = k::RnnDirection::Reverse;
+  else if (dir == "bidirectional") p->p.direction = k::RnnDirection::Bidirectional;
+  else a.fail("unknown direction \"" + dir + "\"");
+  p->p.layout = a.get_int("layout");
+  if (a.has("clip")) p->p.clip = a.get_float("clip");
+  if (a.has("activations")) p->p.activations = decode_rnn_activations(a);
+  return make(run_rnn, std::move(p));
+}
+
+// LRN's constants and window size (checked by its shape rule).
+KernelBinding bind_lrn(const AttrReader& a) {
+  auto p = std::make_unique<LrnP>();
+  p->p.alpha = a.get_float("alpha");
+  p->p.beta = a.get_float("beta");
+  p->p.bias = a.get_float("bias");
+  p->p.size = a.get_int("size");
+  return make(run_lrn, std::move(p));
+}
+
 // Clip; in fp64 reference mode an f32 input keeps the f32 default bounds.
 KernelBinding bind_clip(const AttrReader& a, const CompileOptions& opts) {
   const bool promoted_f32 = opts.promote_f32_to_f64 && a.input_dtype(0) == DType::F32;
@@ -890,6 +947,7 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     }
     case OpKind::LayerNormalization: return bind_layer_norm(a, opts);
     case OpKind::BatchNormalization: return bind_batch_norm(a, n, opts);
+    case OpKind::LRN: return bind_lrn(a);
     case OpKind::Reshape: {
       auto p = std::make_unique<ReshapeP>();
       p->allowzero = a.get_int("allowzero") != 0;
@@ -922,6 +980,7 @@ KernelBinding bind_op(const AttrReader& a, const graph::Node& n, const CompileOp
     case OpKind::Split: return with_axis(run_split, a.get_int("axis"));
     case OpKind::LSTM: return bind_lstm(a, opts);
     case OpKind::GRU: return bind_gru(a, opts);
+    case OpKind::RNN: return bind_rnn(a);
     case OpKind::Loop:
     case OpKind::If:
     case OpKind::Scan: break;

@@ -51,7 +51,7 @@ double input_last_dim(const TraceOp& op, std::size_t i) {
   return static_cast<double>(op.inputs[i].shape.back());
 }
 
-// Flops of one traced op: MatMul/Gemm/Conv 2 per multiply-add, LSTM/GRU 2
+// Flops of one traced op: MatMul/Gemm/Conv 2 per multiply-add, LSTM/GRU/RNN 2
 // per multiply-add of their gate products, everything else one per element
 // of its largest operand (elementwise ops: per output element; reductions:
 // per input element).
@@ -70,8 +70,9 @@ double op_flops(OpKind kind, const TraceOp& op) {
       return cout > 0 ? 2.0 * out * input_elements(op, 1) / cout : 0.0;
     }
     case OpKind::LSTM:
-    case OpKind::GRU: {
-      // X [T, N, I] (or [N, T, I]), W [dirs, G*H, I], R [dirs, G*H, H] with G = 4 (LSTM) or 3 (GRU):
+    case OpKind::GRU:
+    case OpKind::RNN: {
+      // X [T, N, I] (or [N, T, I]), W [dirs, G*H, I], R [dirs, G*H, H] with G = 4 (LSTM), 3 (GRU) or 1 (RNN):
       // every step of every sequence multiplies [I + H] by both: 2 T N dirs G H (I + H).
       const double steps = input_elements(op, 0) / std::max(1.0, input_last_dim(op, 0));
       return 2.0 * steps * (input_elements(op, 1) + input_elements(op, 2));

@@ -1,4 +1,4 @@
-// Validation and layout shapes shared by the reference recurrent kernels (LSTM and GRU).
+// Validation and layout shapes shared by the reference recurrent kernels (LSTM, GRU and RNN).
 #include "kernels/reference/recurrent_layout.h"
 
 #include <string>

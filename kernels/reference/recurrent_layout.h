@@ -1,5 +1,5 @@
 // Layout, direction, sequence_lens and weight-shape handling shared by the
-// reference recurrent kernels (LSTM and GRU).
+// reference recurrent kernels (LSTM, GRU and RNN).
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // ONNX import of the conv- and recurrent-net ops as torch.onnx.export writes
-// them: MaxPool, AveragePool, GlobalAveragePool, BatchNormalization and GRU
-// (activation lists, default-only activation parameters, unsupported outputs).
+// them: MaxPool, AveragePool, GlobalAveragePool, BatchNormalization, GRU and
+// RNN (activation lists, default-only activation parameters, unsupported outputs).
 #include <catch2/catch.hpp>
 
 #include "canary/error.h"
@@ -58,6 +58,14 @@ onnx::ModelProto gru_model(const std::vector<onnx::AttributeProto>& attrs, const
   return model(g, 14);
 }
 
+// An RNN over x [T, 1, 1] with H = 1 and the given attributes, outputs Y and Y_h.
+onnx::ModelProto rnn_model(const std::vector<onnx::AttributeProto>& attrs) {
+  auto g = graph("rnn", {node("RNN", {"x", "W", "R"}, {"y", "h"}, attrs, "rnn")},
+                 {value("x", kFloat, {std::string("T"), 1, 1})}, {unshaped("y", kFloat), unshaped("h", kFloat)},
+                 {f32_tensor("W", {1, 1, 1}, {0.5f}), f32_tensor("R", {1, 1, 1}, {0.25f})});
+  return model(g, 14);
+}
+
 }  // namespace
 
 TEST_CASE("onnx: a pooling and batch-norm tail imports with symbolic batch", "[unit][onnx][pool]") {
@@ -89,6 +97,21 @@ TEST_CASE("onnx: GRU rejects other activations and activation parameters", "[uni
   msg = import_error(gru_model({attr_int("hidden_size", 1), attr_floats("activation_alpha", {0.5f})}, {"", "h"}),
                      ErrorKind::Model);
   CHECK_THAT(msg, Catch::Contains("activation_alpha"));
+  CHECK_THAT(msg, Catch::Contains("not supported"));
+}
+
+TEST_CASE("onnx: RNN activations become one string; other activations and parameters are refused",
+          "[unit][onnx][rnn]") {
+  auto g = import_onnx(bytes(rnn_model({attr_int("hidden_size", 1), attr_strings("activations", {"Relu"})})),
+                       "rnn.onnx");
+  CHECK(std::get<std::string>(g->nodes().at(0).attrs.at("activations")) == "Relu");
+  CHECK(type_text(*g, "y") == "f32[T, 1, 1, 1]");
+  CHECK(type_text(*g, "h") == "f32[1, 1, 1]");
+  std::string msg = import_error(
+      rnn_model({attr_int("hidden_size", 1), attr_strings("activations", {"Softsign"})}), ErrorKind::Model);
+  CHECK_THAT(msg, Catch::Contains("unsupported activation 'Softsign'"));
+  msg = import_error(rnn_model({attr_int("hidden_size", 1), attr_floats("activation_beta", {0.5f})}), ErrorKind::Model);
+  CHECK_THAT(msg, Catch::Contains("activation_beta"));
   CHECK_THAT(msg, Catch::Contains("not supported"));
 }
 

@@ -132,6 +132,7 @@ const std::vector<std::pair<std::string, CaseTolerance>>& tested_cases() {
       {"layout_index_ops", kNumpyTolerance},
       {"conv_transpose", kNumpyTolerance},
       {"scatter_gather_nd", kNumpyTolerance},
+      {"rnn_lrn", kNumpyTolerance},
       {"classifier_heads", kNumpyTolerance},
       {"layer_norm", kNumpyTolerance},
       {"shape_ops", kNumpyTolerance},
@@ -202,7 +203,7 @@ TEST_CASE("onnx fixtures: PyTorch 2-layer LSTM classifier, dynamic batch and tim
 
 TEST_CASE("onnx fixtures: per-op models against NumPy", "[unit][onnx][differential]") {
   for (const char* name : {"elementwise_binary", "comparison", "unary", "math_unary", "logic_mod", "linear", "conv",
-                           "pool_norm", "reductions", "reductions_extra", "classifier_heads", "layer_norm", "shape_ops", "indexing", "gather_elements", "cumsum_trilu_hardmax_size", "activations_trig", "xor_isnan_isinf", "resize_modes", "layout_index_ops", "conv_transpose", "scatter_gather_nd", "generators_layout", "lstm",
+                           "pool_norm", "reductions", "reductions_extra", "classifier_heads", "layer_norm", "shape_ops", "indexing", "gather_elements", "cumsum_trilu_hardmax_size", "activations_trig", "xor_isnan_isinf", "resize_modes", "layout_index_ops", "conv_transpose", "scatter_gather_nd", "rnn_lrn", "generators_layout", "lstm",
                            "gru", "scan"}) {
     SECTION(name) { check_case(name, tolerance_of(name)); }
   }
